@@ -1,0 +1,37 @@
+//===- QTrainAttrs.h - qtrain attributes and enums --------------*- C++ -*-===//
+//
+// Declares the qtrain attributes: number formats, roles, rounding,
+// granularity and precision schedules.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QTRAIN_DIALECT_QTRAINATTRS_H
+#define QTRAIN_DIALECT_QTRAINATTRS_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+
+#include <optional>
+
+#include "QTrain/QTrainEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "QTrain/QTrainAttrs.h.inc"
+
+namespace mlir::qtrain {
+
+/// Name of the discardable attribute that carries a precision schedule (on a
+/// module or a function).
+inline constexpr llvm::StringLiteral kScheduleAttrName = "qtrain.schedule";
+/// Name of the argument attribute that marks a trainable parameter.
+inline constexpr llvm::StringLiteral kParamAttrName = "qtrain.param";
+/// Name of the argument or result attribute that gives a tensor's role.
+inline constexpr llvm::StringLiteral kRoleAttrName = "qtrain.role";
+
+/// Whether `attr` is one of the precision schedule attributes.
+bool isScheduleAttr(Attribute attr);
+
+} // namespace mlir::qtrain
+
+#endif // QTRAIN_DIALECT_QTRAINATTRS_H

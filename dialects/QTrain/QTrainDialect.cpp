@@ -1,0 +1,85 @@
+//===- QTrainDialect.cpp - The qtrain dialect -------------------*- C++ -*-===//
+//
+// Registers the qtrain attributes and ops and verifies the discardable
+// attributes the dialect owns (qtrain.schedule, qtrain.param, qtrain.role).
+//
+//===----------------------------------------------------------------------===//
+
+#include "QTrain/QTrainDialect.h"
+#include "QTrain/QTrainAttrs.h"
+#include "QTrain/QTrainOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::qtrain;
+
+#include "QTrain/QTrainDialect.cpp.inc"
+
+void QTrainDialect::initialize() {
+  registerAttributes();
+  addOperations<
+#define GET_OP_LIST
+#include "QTrain/QTrainOps.cpp.inc"
+      >();
+}
+
+LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
+                                                      NamedAttribute attr) {
+  if (attr.getName() == kScheduleAttrName) {
+    if (isScheduleAttr(attr.getValue()))
+      return success();
+    return op->emitError() << "'" << kScheduleAttrName
+                           << "' must be a precision schedule "
+                              "(#qtrain.cyclic, #qtrain.static or "
+                              "#qtrain.learned), got "
+                           << attr.getValue();
+  }
+  // On an op, a role is the role of its results.
+  if (attr.getName() == kRoleAttrName) {
+    if (isa<RoleAttr>(attr.getValue()))
+      return success();
+    return op->emitError() << "'" << kRoleAttrName
+                           << "' must be a #qtrain.role, got "
+                           << attr.getValue();
+  }
+  return op->emitError() << "unknown qtrain attribute '"
+                         << attr.getName().getValue() << "' on an operation";
+}
+
+/// Checks the argument and result attributes the dialect defines.
+static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
+                                          bool isArgument) {
+  if (isArgument && attr.getName() == kParamAttrName) {
+    if (isa<UnitAttr>(attr.getValue()))
+      return success();
+    return op->emitError() << "'" << kParamAttrName
+                           << "' must be a unit attribute";
+  }
+  if (attr.getName() == kRoleAttrName) {
+    if (isa<RoleAttr>(attr.getValue()))
+      return success();
+    return op->emitError() << "'" << kRoleAttrName
+                           << "' must be a #qtrain.role, got "
+                           << attr.getValue();
+  }
+  return op->emitError() << "unknown qtrain attribute '"
+                         << attr.getName().getValue() << "' on a "
+                         << (isArgument ? "region argument" : "result");
+}
+
+LogicalResult QTrainDialect::verifyRegionArgAttribute(Operation *op,
+                                                      unsigned regionIndex,
+                                                      unsigned argIndex,
+                                                      NamedAttribute attr) {
+  return verifyValueAttribute(op, attr, /*isArgument=*/true);
+}
+
+LogicalResult QTrainDialect::verifyRegionResultAttribute(Operation *op,
+                                                         unsigned regionIndex,
+                                                         unsigned resultIndex,
+                                                         NamedAttribute attr) {
+  return verifyValueAttribute(op, attr, /*isArgument=*/false);
+}

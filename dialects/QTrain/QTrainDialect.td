@@ -1,0 +1,43 @@
+//===- QTrainDialect.td - The qtrain dialect ---------------*- tablegen -*-===//
+//
+// The qtrain dialect: number formats, precision schedules and quantization ops
+// for low-precision training with precision that changes while training runs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QTRAIN_DIALECT_TD
+#define QTRAIN_DIALECT_TD
+
+include "mlir/IR/DialectBase.td"
+include "mlir/IR/OpBase.td"
+
+def QTrain_Dialect : Dialect {
+  let name = "qtrain";
+  let cppNamespace = "::mlir::qtrain";
+  let summary = "Low-precision training: formats, schedules and quantizers";
+  let description = [{
+    The qtrain dialect describes the numerics of dynamic-precision training:
+    integer grids (`#qtrain.int`) and reduced floating-point formats
+    (`#qtrain.float`), the roles tensors play in a training step, the
+    precision schedules that decide the bitwidth at each step (cyclic, static,
+    learned), and the ops that quantize tensors (`qtrain.fake_quant`,
+    `qtrain.round_float`).
+
+    The numerics of every attribute and op are specified once, by the plain C++
+    reference in `runtime/` (`qtrain/runtime/Quantize.h`, `FloatFormat.h`,
+    `Schedule.h`); lowered code is tested against it bit for bit.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let extraClassDeclaration = [{
+  private:
+    void registerAttributes();
+  }];
+}
+
+class QTrain_Op<string mnemonic, list<Trait> traits = []>
+    : Op<QTrain_Dialect, mnemonic, traits>;
+
+#endif // QTRAIN_DIALECT_TD

@@ -1,0 +1,102 @@
+//===- QTrainOps.cpp - qtrain operations ------------------------*- C++ -*-===//
+//
+// Verifiers and folders of the qtrain operations.
+//
+//===----------------------------------------------------------------------===//
+
+#include "QTrain/QTrainOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::qtrain;
+
+#define GET_OP_CLASSES
+#include "QTrain/QTrainOps.cpp.inc"
+
+/// Widest integer grid a fake_quant accepts; 0 means full precision.
+static constexpr int64_t kMaxFakeQuantBits = 16;
+
+//===----------------------------------------------------------------------===//
+// FakeQuantOp
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> FakeQuantOp::getConstantBits() {
+  APInt bits;
+  if (!matchPattern(getBits(), m_ConstantInt(&bits)))
+    return std::nullopt;
+  return bits.getSExtValue();
+}
+
+LogicalResult FakeQuantOp::verify() {
+  if (std::optional<int64_t> bits = getConstantBits();
+      bits && (*bits < 0 || *bits > kMaxFakeQuantBits))
+    return emitOpError("bits must be in [0, ")
+           << kMaxFakeQuantBits << "] (0 = full precision), got " << *bits;
+
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  GranularityAttr granularity = getGranularity();
+  if (granularity.isPerChannel() &&
+      *granularity.getAxis() >= inputType.getRank())
+    return emitOpError("channel axis ")
+           << *granularity.getAxis() << " is out of range for a tensor of rank "
+           << inputType.getRank();
+
+  bool stochastic = getRounding() == Rounding::Stochastic;
+  if (stochastic && !getSeed())
+    return emitOpError("stochastic rounding requires a seed");
+  if (!stochastic && getSeed())
+    return emitOpError("a seed is only used by stochastic rounding");
+
+  if (!getMin())
+    return success();
+  // An explicit range has the shape of the statistics it replaces.
+  for (Value bound : {getMin(), getMax()}) {
+    Type type = bound.getType();
+    if (!granularity.isPerChannel()) {
+      if (!type.isF32())
+        return emitOpError("a per-tensor range must be f32 scalars, got ")
+               << type;
+      continue;
+    }
+    auto rangeType = dyn_cast<RankedTensorType>(type);
+    if (!rangeType)
+      return emitOpError("a per-channel range must be 1-D tensors, got ")
+             << type;
+    int64_t channels = inputType.getDimSize(*granularity.getAxis());
+    int64_t entries = rangeType.getDimSize(0);
+    if (!ShapedType::isDynamic(channels) && !ShapedType::isDynamic(entries) &&
+        channels != entries)
+      return emitOpError("a per-channel range needs one entry per channel (")
+             << channels << "), got " << entries;
+  }
+  return success();
+}
+
+OpFoldResult FakeQuantOp::fold(FoldAdaptor adaptor) {
+  // Zero bits is full precision: the op returns its input exactly.
+  if (auto bits = dyn_cast_if_present<IntegerAttr>(adaptor.getBits());
+      bits && bits.getValue().isZero())
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// RoundFloatOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult RoundFloatOp::fold(FoldAdaptor adaptor) {
+  FloatFormatAttr format = getFormat();
+  // Rounding a value of the format to the format returns it unchanged.
+  if (auto producer = getInput().getDefiningOp<RoundFloatOp>();
+      producer && producer.getFormat() == format)
+    return getInput();
+  // FP(8, 23, 0) is f32: without saturation every f32 value, inf included,
+  // is already in the format.
+  if (format.getExponent() == 8 && format.getMantissa() == 23 &&
+      format.getBias() == 0 && !format.getSaturate())
+    return getInput();
+  return {};
+}

@@ -1,0 +1,137 @@
+//===- QTrainOps.td - qtrain operations --------------------*- tablegen -*-===//
+//
+// Quantizers of the training step. Kernel-level ops (GEMM/conv sites and
+// their dispatch) are added with the compile capability.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QTRAIN_OPS_TD
+#define QTRAIN_OPS_TD
+
+include "QTrain/QTrainAttrs.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+/// A per-tensor range is an f32 scalar, a per-channel range a 1-D f32 tensor.
+def QTrain_RangeType : AnyTypeOf<[F32, 1DTensorOf<[F32]>]>;
+
+//===----------------------------------------------------------------------===//
+// FakeQuantOp
+//===----------------------------------------------------------------------===//
+
+def QTrain_FakeQuantOp : QTrain_Op<"fake_quant", [
+    Pure, AllTypesMatch<["input", "result"]>, AttrSizedOperandSegments]> {
+  let summary = "Quantize-dequantize a tensor on an asymmetric integer grid";
+  let description = [{
+    Rounds `input` to the `#qtrain.int<bits>` grid spanned by its range and
+    returns the dequantized values (PAPERS.md section 1):
+
+    ```
+    s = max((mx - mn) / (2^b - 1), 1e-8)
+    q = round(clamp((x - mn) / s [+ u], 0, 2^b - 1))
+    y = q * s + mn
+    ```
+
+    `bits` is an i32 value so one op serves every precision of a schedule:
+    it may come from the step's precision argument or be a constant. Bits 0
+    means full precision: the op returns its input (the CPT convention). A
+    constant outside [0, 16] is rejected.
+
+    The range [mn, mx] is the min/max of the finite elements of the tensor
+    (`granularity<per_tensor>`) or of each slice along `axis`
+    (`granularity<per_channel, axis = a>`), unless `range(%mn, %mx)` gives it
+    explicitly (an f32 each per tensor, or 1-D tensors with one entry per
+    channel), as evaluation does with the EMA statistics of activations.
+
+    `rounding nearest_even` rounds half to even. `rounding stochastic` adds
+    noise u in [-0.5, 0.5) from the counter-based Philox stream keyed by
+    `seed` (an i64 value, typically derived from the run seed and the step),
+    with counter (element index, `stream`), so a step replays exactly;
+    `stream` tells apart the quantizers of one step.
+
+    `role` records which tensor class is quantized. In reverse mode the op is
+    straight-through: the gradient of the result passes to `input` unchanged.
+
+    The numerics, including NaN/Inf handling, are those of the reference in
+    `runtime/include/qtrain/runtime/Quantize.h`.
+
+    Folds: with a constant `bits` of 0 the op folds to its input, which is
+    exactly what it computes. Quantizing twice is not folded: re-deriving the
+    scale from an already quantized tensor in f32 is not bit-identical.
+
+    Example:
+
+    ```mlir
+    %w_q = qtrain.fake_quant %w, %bits role weight rounding nearest_even
+        granularity<per_channel, axis = 0> : tensor<16x8xf32>
+    %e_q = qtrain.fake_quant %e, %grad_bits role error rounding stochastic
+        granularity<per_tensor> seed(%key) {stream = 3 : i64}
+        : tensor<128x16xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[F32]>:$input,
+    I32:$bits,
+    Optional<QTrain_RangeType>:$min,
+    Optional<QTrain_RangeType>:$max,
+    Optional<I64>:$seed,
+    QTrain_RoleAttr:$role,
+    QTrain_RoundingAttr:$rounding,
+    QTrain_GranularityAttr:$granularity,
+    DefaultValuedAttr<I64Attr, "0">:$stream
+  );
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $input `,` $bits `role` `` $role `rounding` `` $rounding `granularity` `` $granularity
+    (`range` `(` $min^ `,` $max `:` type($min) `,` type($max) `)`)?
+    (`seed` `(` $seed^ `)`)? attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// The bitwidth when `bits` is a constant.
+    std::optional<int64_t> getConstantBits();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// RoundFloatOp
+//===----------------------------------------------------------------------===//
+
+def QTrain_RoundFloatOp : QTrain_Op<"round_float", [
+    Pure, SameOperandsAndResultType]> {
+  let summary = "Round a tensor to a reduced floating-point format";
+  let description = [{
+    Rounds every element of `input` to the nearest value of `format`
+    (`#qtrain.float<e, m, bias>`), ties to even, subnormals included, and
+    returns it in f32. Overflow gives the largest finite value when the format
+    saturates (forward tensors P and Y in PAPERS.md section 4) and +-inf
+    otherwise (backward tensors). NaN stays NaN. The numerics are those of
+    `runtime/include/qtrain/runtime/FloatFormat.h`.
+
+    Folds, each exact: rounding an already rounded tensor to the same format
+    returns it (rounding is idempotent, saturated or not), and
+    `#qtrain.float<8, 23, 0>` without saturation is f32 itself.
+
+    Example:
+
+    ```mlir
+    %y_low = qtrain.round_float %y to <4, 3, 4, saturate> role activation
+        : tensor<128x84xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[F32]>:$input,
+    QTrain_FloatFormatAttr:$format,
+    OptionalAttr<QTrain_RoleAttr>:$role
+  );
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $input `to` $format (`role` `` $role^)? attr-dict `:` type($input)
+  }];
+  let hasFolder = 1;
+}
+
+#endif // QTRAIN_OPS_TD

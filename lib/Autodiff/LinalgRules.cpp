@@ -1,0 +1,366 @@
+//===- LinalgRules.cpp - Reverse mode of linalg structured ops --*- C++ -*-===//
+//
+// One rule for every linalg structured op whose differentiated operand is
+// read through a projected permutation: the gradient of that operand is a new
+// linalg.generic over the same loops that recomputes the scalar body, takes
+// its derivative by forward-mode propagation through the body's arith/math
+// ops, multiplies by the result's adjoint and sums over the loops the operand
+// does not index. Elementwise ops, broadcasts, transposes, reductions, matmul
+// in every transposed or batched form, and the weight gradient of a
+// convolution are all instances.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/Autodiff/ReverseMode.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::qtrain;
+
+namespace {
+
+/// How a reduction combines the body's value with the accumulator.
+enum class Combiner { None, Add, Max, Min };
+
+/// The scalar structure of a linalg op's body.
+struct BodyInfo {
+  Combiner combiner = Combiner::None;
+  /// The value whose derivative is taken: the whole yielded value for
+  /// parallel ops, the term combined into the accumulator for reductions.
+  Value term;
+};
+
+/// Forward-mode derivative of the scalar ops of a linalg body with respect
+/// to one block argument, emitted next to a clone of the body.
+class TangentBuilder {
+public:
+  TangentBuilder(OpBuilder &b, Location loc, IRMapping &primal)
+      : b(b), loc(loc), primal(primal) {}
+
+  void seed(Value arg) {
+    tangents[arg] =
+        arith::ConstantOp::create(b, loc, b.getFloatAttr(arg.getType(), 1.0));
+  }
+  Value get(Value v) const { return tangents.lookup(v); }
+
+  /// Propagates through `op` (already cloned into `primal`). Fails on an op
+  /// with a varying operand and no rule.
+  LogicalResult visit(Operation *op);
+
+private:
+  Value p(Value v) { return primal.lookupOrDefault(v); }
+  Value zero(Type t) {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(t, 0.0));
+  }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value orZero(Value t, Type type) { return t ? t : zero(type); }
+  /// Derivative of max/min: the tangent of the operand that wins; at a tie
+  /// with a constant the constant wins (ReLU's gradient at 0 is 0, as in
+  /// PyTorch), otherwise the two tangents are averaged.
+  Value select(Operation *op, bool isMax);
+
+  OpBuilder &b;
+  Location loc;
+  IRMapping &primal;
+  llvm::DenseMap<Value, Value> tangents;
+};
+
+} // namespace
+
+Value TangentBuilder::select(Operation *op, bool isMax) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  Value tl = get(lhs), tr = get(rhs);
+  Type type = op->getResult(0).getType();
+  auto pred = isMax ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT;
+  Value lhsWins = arith::CmpFOp::create(b, loc, pred, p(lhs), p(rhs));
+  Value rhsWins = arith::CmpFOp::create(b, loc, pred, p(rhs), p(lhs));
+  Value tie;
+  if (tl && tr) {
+    Value half = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.5));
+    tie = mul(add(tl, tr), half);
+  } else {
+    tie = zero(type);
+  }
+  Value rhsOrTie =
+      arith::SelectOp::create(b, loc, rhsWins, orZero(tr, type), tie);
+  return arith::SelectOp::create(b, loc, lhsWins, orZero(tl, type), rhsOrTie);
+}
+
+LogicalResult TangentBuilder::visit(Operation *op) {
+  if (llvm::none_of(op->getOperands(),
+                    [&](Value v) { return tangents.contains(v); }))
+    return success();
+  if (op->getNumResults() != 1)
+    return op->emitError("'") << op->getName()
+                              << "' in a linalg body is not supported by "
+                                 "qtrain: no derivative rule";
+  Value result = op->getResult(0);
+  Type type = result.getType();
+  auto t = [&](unsigned i) { return orZero(get(op->getOperand(i)), type); };
+  Value r = p(result);
+  Value d;
+  if (isa<arith::AddFOp>(op)) {
+    d = add(t(0), t(1));
+  } else if (isa<arith::SubFOp>(op)) {
+    d = arith::SubFOp::create(b, loc, t(0), t(1));
+  } else if (isa<arith::MulFOp>(op)) {
+    d = add(mul(t(0), p(op->getOperand(1))), mul(p(op->getOperand(0)), t(1)));
+  } else if (isa<arith::DivFOp>(op)) {
+    // (t0 - r * t1) / y with r = x / y.
+    Value num = arith::SubFOp::create(b, loc, t(0), mul(r, t(1)));
+    d = arith::DivFOp::create(b, loc, num, p(op->getOperand(1)));
+  } else if (isa<arith::NegFOp>(op)) {
+    d = arith::NegFOp::create(b, loc, t(0));
+  } else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op)) {
+    d = select(op, /*isMax=*/true);
+  } else if (isa<arith::MinimumFOp, arith::MinNumFOp>(op)) {
+    d = select(op, /*isMax=*/false);
+  } else if (auto sel = dyn_cast<arith::SelectOp>(op)) {
+    if (tangents.contains(sel.getCondition()))
+      return success();
+    d = arith::SelectOp::create(b, loc, p(sel.getCondition()), t(1), t(2));
+  } else if (isa<arith::CmpFOp, arith::CmpIOp, arith::FPToSIOp,
+                 arith::FPToUIOp>(op)) {
+    // Piecewise-constant: no tangent.
+    return success();
+  } else if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
+    Value t0 = get(op->getOperand(0));
+    d = isa<arith::ExtFOp>(op)
+            ? Value(arith::ExtFOp::create(b, loc, type, t0))
+            : Value(arith::TruncFOp::create(b, loc, type, t0));
+  } else if (isa<math::ExpOp>(op)) {
+    d = mul(r, t(0));
+  } else if (isa<math::LogOp>(op)) {
+    d = arith::DivFOp::create(b, loc, t(0), p(op->getOperand(0)));
+  } else if (isa<math::TanhOp>(op)) {
+    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+    d = mul(arith::SubFOp::create(b, loc, one, mul(r, r)), t(0));
+  } else if (isa<math::SqrtOp>(op)) {
+    Value two = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 2.0));
+    d = arith::DivFOp::create(b, loc, t(0), mul(two, r));
+  } else if (isa<math::RsqrtOp>(op)) {
+    Value mhalf = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, -0.5));
+    d = mul(mul(mhalf, mul(r, mul(r, r))), t(0));
+  } else if (isa<math::AbsFOp>(op)) {
+    Value x = p(op->getOperand(0));
+    Value neg =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero(type));
+    d = arith::SelectOp::create(b, loc, neg,
+                                arith::NegFOp::create(b, loc, t(0)), t(0));
+  } else {
+    return op->emitError("'") << op->getName()
+                              << "' in a linalg body is not supported by "
+                                 "qtrain: no derivative rule";
+  }
+  tangents[result] = d;
+  return success();
+}
+
+/// Finds the reduction combiner of `op`'s body, or fails with an error.
+static FailureOr<BodyInfo> analyzeBody(linalg::LinalgOp op) {
+  BodyInfo info;
+  Block *body = op.getBlock();
+  Value yielded = body->getTerminator()->getOperand(0);
+  info.term = yielded;
+  if (op.getNumReductionLoops() == 0)
+    return info;
+  BlockArgument acc = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
+  Operation *combine = yielded.getDefiningOp();
+  if (combine && combine->getNumOperands() == 2 && acc.hasOneUse()) {
+    Value other = combine->getOperand(0) == acc   ? combine->getOperand(1)
+                  : combine->getOperand(1) == acc ? combine->getOperand(0)
+                                                  : Value();
+    if (other) {
+      info.term = other;
+      if (isa<arith::AddFOp>(combine))
+        info.combiner = Combiner::Add;
+      else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combine))
+        info.combiner = Combiner::Max;
+      else if (isa<arith::MinimumFOp, arith::MinNumFOp>(combine))
+        info.combiner = Combiner::Min;
+    }
+  }
+  if (info.combiner == Combiner::None)
+    return op->emitError("'")
+           << op->getName()
+           << "' is not supported by qtrain: reverse mode handles reductions "
+              "that combine with addf, maximumf or minimumf only";
+  return info;
+}
+
+/// Whether `target` depends on `arg` inside the body.
+static bool dependsOn(Block *body, Value arg, Value target) {
+  llvm::DenseSet<Value> reach{arg};
+  for (Operation &op : body->without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return reach.contains(v); }))
+      reach.insert(op.getResults().begin(), op.getResults().end());
+  return reach.contains(target);
+}
+
+namespace mlir::qtrain {
+LogicalResult differentiateLinalgOperand(ReverseMode &rm, linalg::LinalgOp op,
+                                         OpOperand &operand);
+} // namespace mlir::qtrain
+
+LogicalResult mlir::qtrain::differentiateLinalgOperand(ReverseMode &rm,
+                                                       linalg::LinalgOp op,
+                                                       OpOperand &operand) {
+  Value dY = rm.getAdjoint(op->getResult(0));
+  OpOperand *init = op.getDpsInitOperand(0);
+  FailureOr<BodyInfo> info = analyzeBody(op);
+  if (failed(info))
+    return failure();
+
+  // The accumulator of a reduction: d(init) = dY for a sum. A max/min over a
+  // varied init is not needed by any model qtrain takes.
+  if (&operand == init && info->combiner != Combiner::None) {
+    if (info->combiner != Combiner::Add)
+      return op->emitError("'")
+             << op->getName()
+             << "' is not supported by qtrain: the gradient of a max/min "
+                "reduction's initial value";
+    rm.accumulate(operand.get(), dY);
+    return success();
+  }
+
+  Block *body = op.getBlock();
+  BlockArgument arg = op.getMatchingBlockArgument(&operand);
+  if (!dependsOn(body, arg, info->term))
+    return success();
+  auto gradType = dyn_cast<RankedTensorType>(operand.get().getType());
+  if (!gradType)
+    return op->emitError("'") << op->getName()
+                              << "' is not supported by qtrain: the gradient "
+                                 "of a scalar operand";
+  AffineMap gradMap = op.getMatchingIndexingMap(&operand);
+  if (!gradMap.isProjectedPermutation())
+    return op->emitError("'")
+           << op->getName() << "' is not supported by qtrain: operand #"
+           << operand.getOperandNumber()
+           << " is read through a map that is not a projected permutation ("
+           << AffineMapAttr::get(gradMap) << ")";
+
+  OpBuilder &b = rm.getBuilder();
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+
+  // Inputs of the gradient op: every input of the forward op, the forward
+  // accumulator if the body reads it, the forward result for max/min masks,
+  // and the adjoint.
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    inputs.push_back(in->get());
+    maps.push_back(op.getMatchingIndexingMap(in));
+  }
+  BlockArgument acc = op.getMatchingBlockArgument(init);
+  bool readsAcc = info->combiner == Combiner::None && !acc.use_empty();
+  if (readsAcc) {
+    inputs.push_back(init->get());
+    maps.push_back(outMap);
+  }
+  bool masked =
+      info->combiner == Combiner::Max || info->combiner == Combiner::Min;
+  if (masked) {
+    inputs.push_back(op->getResult(0));
+    maps.push_back(outMap);
+  }
+  inputs.push_back(dY);
+  maps.push_back(outMap);
+
+  // Loops the operand does not index are summed over.
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<utils::IteratorType> iterators(numLoops,
+                                             utils::IteratorType::reduction);
+  for (AffineExpr e : gradMap.getResults())
+    iterators[cast<AffineDimExpr>(e).getPosition()] =
+        utils::IteratorType::parallel;
+  bool sums = gradMap.getNumResults() != numLoops;
+  Value gradInit =
+      sums ? rm.zeros(loc, gradType)
+           : Value(tensor::EmptyOp::create(b, loc, gradType.getShape(),
+                                           gradType.getElementType()));
+  maps.push_back(gradMap);
+  (void)ctx;
+
+  LogicalResult status = success();
+  auto grad = linalg::GenericOp::create(
+      b, loc, TypeRange{gradType}, inputs, ValueRange{gradInit}, maps,
+      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        IRMapping primal;
+        unsigned next = 0;
+        for (BlockArgument a : op.getRegionInputArgs())
+          primal.map(a, args[next++]);
+        if (readsAcc)
+          primal.map(acc, args[next++]);
+        Value fwdResult = masked ? args[next++] : Value();
+        Value dy = args[next++];
+        Value gradAcc = args[next];
+        // A reduction's combiner reads the forward accumulator, which the
+        // gradient op does not have; only the combined term is rebuilt.
+        Operation *combiner =
+            info->combiner == Combiner::None
+                ? nullptr
+                : body->getTerminator()->getOperand(0).getDefiningOp();
+        for (Operation &bodyOp : body->without_terminator())
+          if (&bodyOp != combiner)
+            nb.clone(bodyOp, primal);
+        TangentBuilder tangents(nb, nloc, primal);
+        tangents.seed(arg);
+        for (Operation &bodyOp : body->without_terminator())
+          if (&bodyOp != combiner && failed(tangents.visit(&bodyOp))) {
+            status = failure();
+            break;
+          }
+        Value contribution;
+        if (succeeded(status)) {
+          Value t = tangents.get(info->term);
+          contribution = arith::MulFOp::create(nb, nloc, t, dy);
+          if (masked) {
+            Value isWinner = arith::CmpFOp::create(
+                nb, nloc, arith::CmpFPredicate::OEQ,
+                primal.lookupOrDefault(info->term), fwdResult);
+            Value zero = arith::ConstantOp::create(
+                nb, nloc, nb.getFloatAttr(dy.getType(), 0.0));
+            contribution =
+                arith::SelectOp::create(nb, nloc, isWinner, contribution, zero);
+          }
+          if (sums)
+            contribution =
+                arith::AddFOp::create(nb, nloc, gradAcc, contribution);
+        } else {
+          contribution = gradAcc;
+        }
+        linalg::YieldOp::create(nb, nloc, contribution);
+      });
+  if (failed(status)) {
+    grad->erase();
+    return failure();
+  }
+  rm.accumulate(operand.get(), grad.getResult(0));
+  return success();
+}
+
+LogicalResult mlir::qtrain::differentiateLinalgOp(ReverseMode &rm,
+                                                  Operation *op) {
+  auto linalgOp = cast<linalg::LinalgOp>(op);
+  if (!linalgOp.hasPureTensorSemantics() || op->getNumResults() != 1)
+    return op->emitError("'") << op->getName()
+                              << "' is not supported by qtrain: reverse mode "
+                                 "needs one tensor result";
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!rm.isVaried(operand.get()))
+      continue;
+    if (failed(differentiateLinalgOperand(rm, linalgOp, operand)))
+      return failure();
+  }
+  return success();
+}

@@ -1,0 +1,94 @@
+//===- ReverseMode.cpp - Reverse-mode differentiation driver ----*- C++ -*-===//
+//
+// Activity analysis, adjoint accumulation and dispatch to the rule families.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/Autodiff/ReverseMode.h"
+
+#include "QTrain/QTrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::qtrain;
+
+ReverseMode::ReverseMode(OpBuilder &builder, Block &body, ArrayRef<Value> wrt)
+    : builder(builder) {
+  varied.insert(wrt.begin(), wrt.end());
+  // Forward propagation of "depends on a parameter" in program order.
+  for (Operation &op : body) {
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return varied.contains(v); }))
+      varied.insert(op.getResults().begin(), op.getResults().end());
+  }
+}
+
+Value ReverseMode::zeros(Location loc, RankedTensorType type) {
+  Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                        type.getElementType());
+  Value zero = arith::ConstantOp::create(
+      builder, loc, builder.getZeroAttr(type.getElementType()));
+  return linalg::FillOp::create(builder, loc, zero, empty).getResult(0);
+}
+
+void ReverseMode::accumulate(Value primal, Value adjoint) {
+  if (!adjoint)
+    return;
+  Value &slot = adjoints[primal];
+  if (!slot) {
+    slot = adjoint;
+    return;
+  }
+  Location loc = adjoint.getLoc();
+  auto type = cast<RankedTensorType>(adjoint.getType());
+  Value init = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                       type.getElementType());
+  slot = linalg::AddOp::create(builder, loc, ValueRange{slot, adjoint},
+                               ValueRange{init})
+             .getResult(0);
+}
+
+LogicalResult ReverseMode::run(ArrayRef<Operation *> forwardOps) {
+  for (Operation *op : llvm::reverse(forwardOps)) {
+    bool hasAdjoint = llvm::any_of(
+        op->getResults(), [&](Value r) { return adjoints.contains(r); });
+    bool hasVariedOperand = llvm::any_of(
+        op->getOperands(), [&](Value v) { return varied.contains(v); });
+    if (!hasAdjoint || !hasVariedOperand)
+      continue;
+    if (failed(differentiate(op)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult ReverseMode::differentiate(Operation *op) {
+  // Quantizers are straight-through: the gradient passes unchanged.
+  if (isa<FakeQuantOp, RoundFloatOp>(op)) {
+    accumulate(op->getOperand(0), getAdjoint(op->getResult(0)));
+    return success();
+  }
+  // Ops whose result does not depend on the values of their varied operands
+  // (only on shapes) pass nothing back.
+  if (isa<linalg::FillOp, tensor::EmptyOp, tensor::DimOp>(op))
+    return success();
+  if (isConvolution(op))
+    return differentiateConvolution(*this, op);
+  if (isPooling(op))
+    return differentiatePooling(*this, op);
+  if (isa<linalg::LinalgOp>(op))
+    return differentiateLinalgOp(*this, op);
+  if (isa<tensor::PadOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+          tensor::ExtractSliceOp, tensor::InsertSliceOp>(op))
+    return differentiateTensorOp(*this, op);
+
+  auto func = op->getParentOfType<func::FuncOp>();
+  return op->emitError() << "'" << op->getName()
+                         << "' is not supported by qtrain-autodiff (in @"
+                         << (func ? func.getSymName() : StringRef("?"))
+                         << "): it has no reverse-mode rule";
+}

@@ -1,0 +1,207 @@
+//===- Autodiff.cpp - Build the training step from a forward graph -*- C++
+//-*-===//
+//
+// qtrain-autodiff: clones @forward into @train_step, appends the loss, the
+// reverse-mode backward pass and the SGD update, and renames @forward to
+// @eval_step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/Transforms/Passes.h"
+
+#include "QTrain/QTrainAttrs.h"
+#include "qtrain/Autodiff/ReverseMode.h"
+#include "qtrain/Autodiff/TrainingStep.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::qtrain {
+#define GEN_PASS_DEF_AUTODIFFPASS
+#include "qtrain/Transforms/Passes.h.inc"
+} // namespace mlir::qtrain
+
+using namespace mlir;
+using namespace mlir::qtrain;
+
+namespace {
+
+struct AutodiffPass : qtrain::impl::AutodiffPassBase<AutodiffPass> {
+  using AutodiffPassBase::AutodiffPassBase;
+  void runOnOperation() override;
+
+private:
+  LogicalResult buildTrainStep(func::FuncOp forwardFn, LossKind lossKind);
+};
+
+} // namespace
+
+/// Tags `op` with the role of its results.
+static void setRole(Operation *op, Role role) {
+  op->setAttr(kRoleAttrName, RoleAttr::get(op->getContext(), role));
+}
+
+LogicalResult AutodiffPass::buildTrainStep(func::FuncOp forwardFn,
+                                           LossKind lossKind) {
+  MLIRContext *ctx = &getContext();
+  Location loc = forwardFn.getLoc();
+  Block &body = forwardFn.getBody().front();
+  auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+  Value logits = returnOp.getOperand(0);
+  auto logitsType = cast<RankedTensorType>(logits.getType());
+
+  // Parameters first, then the other inputs, in their forward order.
+  SmallVector<unsigned> paramIdx, inputIdx;
+  for (unsigned i = 0, e = forwardFn.getNumArguments(); i < e; ++i)
+    (forwardFn.getArgAttr(i, kParamAttrName) ? paramIdx : inputIdx)
+        .push_back(i);
+
+  SmallVector<Type> argTypes, resultTypes;
+  for (unsigned i : paramIdx)
+    argTypes.push_back(forwardFn.getArgumentTypes()[i]);
+  for (unsigned i : paramIdx)
+    argTypes.push_back(forwardFn.getArgumentTypes()[i]);
+  for (unsigned i : inputIdx)
+    argTypes.push_back(forwardFn.getArgumentTypes()[i]);
+  // Hyperparameters and the loss have the model's float type.
+  Type scalar = logitsType.getElementType();
+  argTypes.push_back(getLabelType(lossKind, logitsType));
+  argTypes.append({scalar, scalar, scalar});
+  resultTypes.append(argTypes.begin(), argTypes.begin() + 2 * paramIdx.size());
+  resultTypes.push_back(scalar);
+
+  OpBuilder moduleBuilder(forwardFn);
+  moduleBuilder.setInsertionPointAfter(forwardFn);
+  auto step =
+      func::FuncOp::create(moduleBuilder, loc, trainEntry,
+                           FunctionType::get(ctx, argTypes, resultTypes));
+  Block *entry = step.addEntryBlock();
+  unsigned numParams = paramIdx.size();
+  for (unsigned k = 0; k < numParams; ++k)
+    step.setArgAttr(k, kParamAttrName, UnitAttr::get(ctx));
+
+  // Forward ops.
+  IRMapping mapping;
+  for (unsigned k = 0; k < numParams; ++k)
+    mapping.map(forwardFn.getArgument(paramIdx[k]), entry->getArgument(k));
+  for (unsigned k = 0; k < inputIdx.size(); ++k)
+    mapping.map(forwardFn.getArgument(inputIdx[k]),
+                entry->getArgument(2 * numParams + k));
+  OpBuilder b = OpBuilder::atBlockEnd(entry);
+  SmallVector<Operation *> forwardOps;
+  for (Operation &op : body.without_terminator()) {
+    Operation *clone = b.clone(op, mapping);
+    setRole(clone, Role::Activation);
+    forwardOps.push_back(clone);
+  }
+  Value stepLogits = mapping.lookup(logits);
+
+  unsigned labelsArg = 2 * numParams + inputIdx.size();
+  Value labels = entry->getArgument(labelsArg);
+  Value lr = entry->getArgument(labelsArg + 1);
+  Value momentum = entry->getArgument(labelsArg + 2);
+  Value weightDecay = entry->getArgument(labelsArg + 3);
+
+  // Loss and backward pass.
+  Operation *beforeBackward = &entry->back();
+  LossValues lossValues = buildLoss(b, loc, lossKind, stepLogits, labels);
+  SmallVector<Value> params(entry->getArguments().take_front(numParams));
+  ReverseMode rm(b, *entry, params);
+  rm.accumulate(stepLogits, lossValues.dLogits);
+  if (failed(rm.run(forwardOps)))
+    return failure();
+  for (Operation *op = beforeBackward->getNextNode(); op;
+       op = op->getNextNode())
+    setRole(op, Role::Error);
+
+  // Update.
+  SmallVector<Value> results(2 * numParams);
+  for (unsigned k = 0; k < numParams; ++k) {
+    Value param = params[k];
+    Value grad = rm.getAdjoint(param);
+    if (!grad) {
+      forwardFn.emitRemark() << "parameter #" << paramIdx[k]
+                             << " does not affect the loss; its gradient is "
+                                "zero";
+      grad = rm.zeros(loc, cast<RankedTensorType>(param.getType()));
+    }
+    if (Operation *def = grad.getDefiningOp())
+      setRole(def, Role::WeightGrad);
+    SgdValues updated =
+        buildSgdUpdate(b, loc, param, grad, entry->getArgument(numParams + k),
+                       lr, momentum, weightDecay);
+    results[k] = updated.param;
+    results[numParams + k] = updated.momentum;
+  }
+  results.push_back(lossValues.loss);
+  func::ReturnOp::create(b, loc, results);
+  numDifferentiated += forwardOps.size();
+  return success();
+}
+
+/// Checks that `fn` has the shape of a forward graph; emits an error if not.
+static LogicalResult verifyForward(func::FuncOp fn, LossKind lossKind) {
+  if (fn.isExternal() || !fn.getBody().hasOneBlock())
+    return fn.emitError("qtrain-autodiff: @")
+           << fn.getSymName() << " must have a body of one block";
+  if (fn.getNumResults() != 1)
+    return fn.emitError("qtrain-autodiff: @")
+           << fn.getSymName() << " must return one tensor (the logits), got "
+           << fn.getNumResults() << " results";
+  auto logits = dyn_cast<RankedTensorType>(fn.getResultTypes()[0]);
+  if (!logits || logits.getRank() != 2 || !logits.hasStaticShape() ||
+      !(logits.getElementType().isF32() || logits.getElementType().isF64()))
+    return fn.emitError("qtrain-autodiff: the logits of @")
+           << fn.getSymName()
+           << " must be a static batch x classes f32 (or f64) tensor, got "
+           << fn.getResultTypes()[0];
+  Type floatType = logits.getElementType();
+  bool anyParam = false;
+  for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
+    bool isParam = bool(fn.getArgAttr(i, kParamAttrName));
+    anyParam |= isParam;
+    auto type = dyn_cast<RankedTensorType>(fn.getArgumentTypes()[i]);
+    if (isParam &&
+        (!type || !type.hasStaticShape() || type.getElementType() != floatType))
+      return fn.emitError("qtrain-autodiff: parameter #")
+             << i << " of @" << fn.getSymName() << " must be a static "
+             << floatType << " tensor like the logits, got "
+             << fn.getArgumentTypes()[i];
+  }
+  if (!anyParam)
+    return fn.emitError("qtrain-autodiff: @")
+           << fn.getSymName()
+           << " has no parameters; mark them with {qtrain.param}";
+  (void)lossKind;
+  return success();
+}
+
+void AutodiffPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  std::optional<LossKind> lossKind =
+      llvm::StringSwitch<std::optional<LossKind>>(loss)
+          .Case("cross-entropy", LossKind::SoftmaxCrossEntropy)
+          .Case("mse", LossKind::MeanSquaredError)
+          .Default(std::nullopt);
+  if (!lossKind) {
+    module.emitError("qtrain-autodiff: unknown loss '")
+        << loss << "' (expected cross-entropy or mse)";
+    return signalPassFailure();
+  }
+  auto forwardFn = module.lookupSymbol<func::FuncOp>(forward);
+  if (!forwardFn) {
+    module.emitError("qtrain-autodiff: no function @")
+        << forward << " in the module (set forward=<name>)";
+    return signalPassFailure();
+  }
+  for (StringRef name : {StringRef(trainEntry), StringRef(evalEntry)})
+    if (name != forward && module.lookupSymbol(name)) {
+      module.emitError("qtrain-autodiff: the module already has a symbol @")
+          << name;
+      return signalPassFailure();
+    }
+  if (failed(verifyForward(forwardFn, *lossKind)) ||
+      failed(buildTrainStep(forwardFn, *lossKind)))
+    return signalPassFailure();
+  forwardFn.setSymName(evalEntry);
+}

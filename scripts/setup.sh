@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Installs every Debian package qtrain needs, then configures and builds it.
+#
+#   scripts/setup.sh                  install, configure, build (into ./build)
+#   scripts/setup.sh --install-only   only install the packages
+#   BUILD_DIR=out scripts/setup.sh    build elsewhere
+#   CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Debug" scripts/setup.sh
+#
+# Idempotent: packages already installed are not touched, an existing build
+# tree is reused. apt-get runs directly as root and through sudo otherwise.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${BUILD_DIR:-$root/build}
+install_only=0
+for arg in "$@"; do
+  case "$arg" in
+    --install-only) install_only=1 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+# Everything the build, the tests and the demo use. LLVM/MLIR 22 come from
+# Debian (bookworm-security); see docs/toolchain.md.
+packages=(
+  cmake ninja-build ccache make python3
+  clang-22 clang-format-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  libgtest-dev libbenchmark-dev zlib1g-dev nlohmann-json3-dev
+  dataset-fashion-mnist
+)
+
+missing=()
+for pkg in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]})); then
+  echo "setup.sh: installing ${missing[*]}"
+  if [[ $(id -u) -eq 0 ]]; then
+    apt=(apt-get)
+  elif command -v sudo >/dev/null 2>&1; then
+    apt=(sudo apt-get)
+  else
+    echo "setup.sh: need root or sudo to install: ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${apt[@]}" update -qq
+  "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup.sh: all ${#packages[@]} packages are installed"
+fi
+
+((install_only)) && exit 0
+
+llvm_dir=/usr/lib/llvm-22
+if [[ ! -f "$build_dir/build.ninja" ]]; then
+  # shellcheck disable=SC2086
+  cmake -S "$root" -B "$build_dir" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DMLIR_DIR="$llvm_dir/lib/cmake/mlir" \
+    -DLLVM_EXTERNAL_LIT="$llvm_dir/bin/lit" \
+    ${CMAKE_ARGS:-}
+fi
+cmake --build "$build_dir" -j "$(nproc)"

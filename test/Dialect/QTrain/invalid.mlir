@@ -1,0 +1,273 @@
+// RUN: qtrain-opt %s -split-input-file -verify-diagnostics
+
+// Every verifier and custom-parser message of the qtrain dialect.
+
+//===----------------------------------------------------------------------===//
+// GranularityAttr
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{per_tensor granularity takes no axis}}
+func.func @g() attributes {g = #qtrain.granularity<per_tensor, axis = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{per_channel granularity requires an axis}}
+func.func @g() attributes {g = #qtrain.granularity<per_channel>} { return }
+
+// -----
+
+// expected-error @+1 {{channel axis must be non-negative, got -1}}
+func.func @g() attributes {g = #qtrain.granularity<per_channel, axis = -1>} { return }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// IntGridAttr
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{integer grid bitwidth must be in [1, 16], got 0}}
+func.func @g() attributes {g = #qtrain.int<0>} { return }
+
+// -----
+
+// expected-error @+1 {{integer grid bitwidth must be in [1, 16], got 17}}
+func.func @g() attributes {g = #qtrain.int<17>} { return }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// FloatFormatAttr
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{exponent bits must be in [1, 8], got 0}}
+func.func @f() attributes {f = #qtrain.float<0, 3, 0>} { return }
+
+// -----
+
+// expected-error @+1 {{exponent bits must be in [1, 8], got 9}}
+func.func @f() attributes {f = #qtrain.float<9, 3, 0>} { return }
+
+// -----
+
+// expected-error @+1 {{mantissa bits must be in [0, 23], got 24}}
+func.func @f() attributes {f = #qtrain.float<8, 24, 0>} { return }
+
+// -----
+
+// expected-error @+1 {{format with 8 exponent bits and bias -1 spans 2^-148 to 2^128, outside the range of f32 (2^-149 to 2^127)}}
+func.func @f() attributes {f = #qtrain.float<8, 23, -1>} { return }
+
+// -----
+
+// expected-error @+1 {{format with 5 exponent bits and bias 140 spans 2^-156 to 2^-124, outside the range of f32 (2^-149 to 2^127)}}
+func.func @f() attributes {f = #qtrain.float<5, 2, 140>} { return }
+
+// -----
+
+// expected-error @+1 {{expected 'saturate'}}
+func.func @f() attributes {f = #qtrain.float<4, 3, 4, clamp>} { return }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Schedules
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{schedule bits must be in [1, 16], got min = 0, max = 8}}
+func.func @s() attributes {s = #qtrain.cyclic<shape = cosine, min = 0, max = 8, cycles = 32, period = floor>} { return }
+
+// -----
+
+// expected-error @+1 {{schedule bits must be in [1, 16], got min = 3, max = 17}}
+func.func @s() attributes {s = #qtrain.cyclic<shape = cosine, min = 3, max = 17, cycles = 32, period = floor>} { return }
+
+// -----
+
+// expected-error @+1 {{schedule min (8) exceeds max (3)}}
+func.func @s() attributes {s = #qtrain.cyclic<shape = linear, min = 8, max = 3, cycles = 32, period = floor>} { return }
+
+// -----
+
+// expected-error @+1 {{a cyclic schedule needs at least one cycle}}
+func.func @s() attributes {s = #qtrain.cyclic<shape = cosine, min = 3, max = 8, cycles = 0, period = floor>} { return }
+
+// -----
+
+// expected-error @+1 {{triangular rex schedules need flip = vertical or horizontal}}
+func.func @s() attributes {s = #qtrain.cyclic<shape = rex, mode = triangular, min = 3, max = 8, cycles = 8, period = floor_plus_one>} { return }
+
+// -----
+
+// expected-error @+1 {{triangular exponential schedules need flip = vertical or horizontal}}
+func.func @s() attributes {s = #qtrain.cyclic<shape = exponential, mode = triangular, min = 3, max = 8, cycles = 8, period = floor_plus_one>} { return }
+
+// -----
+
+// expected-error @+1 {{flip applies only to triangular exponential and rex schedules}}
+func.func @s() attributes {s = #qtrain.cyclic<shape = cosine, mode = triangular, flip = vertical, min = 3, max = 8, cycles = 8, period = floor_plus_one>} { return }
+
+// -----
+
+// expected-error @+1 {{flip applies only to triangular exponential and rex schedules}}
+func.func @s() attributes {s = #qtrain.cyclic<shape = rex, flip = horizontal, min = 3, max = 8, cycles = 8, period = floor_plus_one>} { return }
+
+// -----
+
+// expected-error @+1 {{static precision must be in [1, 16] bits or fp32, got 17}}
+func.func @s() attributes {s = #qtrain.static<17>} { return }
+
+// -----
+
+// expected-error @+1 {{write full precision as 'fp32', not 0 bits}}
+func.func @s() attributes {s = #qtrain.static<0>} { return }
+
+// -----
+
+// expected-error @+1 {{schedule min (6) exceeds max (4)}}
+func.func @s() attributes {s = #qtrain.learned<min = 6, max = 4>} { return }
+
+// -----
+
+// expected-error @+1 {{schedule bits must be in [1, 16], got min = 3, max = 32}}
+func.func @s() attributes {s = #qtrain.learned<min = 3, max = 32>} { return }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Discardable attributes of the dialect
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{'qtrain.schedule' must be a precision schedule (#qtrain.cyclic, #qtrain.static or #qtrain.learned), got #qtrain.int<8>}}
+module attributes {qtrain.schedule = #qtrain.int<8>} {}
+
+// -----
+
+// expected-error @+1 {{unknown qtrain attribute 'qtrain.bits' on an operation}}
+func.func @f() attributes {qtrain.bits = 8 : i32} { return }
+
+// -----
+
+// expected-error @+1 {{'qtrain.param' must be a unit attribute}}
+func.func @f(%w: tensor<4xf32> {qtrain.param = 1 : i32}) { return }
+
+// -----
+
+// expected-error @+1 {{'qtrain.role' must be a #qtrain.role, got "weight"}}
+func.func @f(%w: tensor<4xf32> {qtrain.role = "weight"}) { return }
+
+// -----
+
+// expected-error @+1 {{unknown qtrain attribute 'qtrain.parameter' on a region argument}}
+func.func @f(%w: tensor<4xf32> {qtrain.parameter}) { return }
+
+// -----
+
+// expected-error @+1 {{unknown qtrain attribute 'qtrain.param' on a result}}
+func.func @f(%w: tensor<4xf32>) -> (tensor<4xf32> {qtrain.param}) { return %w : tensor<4xf32> }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// FakeQuantOp
+//===----------------------------------------------------------------------===//
+
+func.func @fake_quant_bits_too_wide(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %c17 = arith.constant 17 : i32
+  // expected-error @+1 {{'qtrain.fake_quant' op bits must be in [0, 16] (0 = full precision), got 17}}
+  %0 = qtrain.fake_quant %x, %c17 role activation rounding nearest_even granularity<per_tensor> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @fake_quant_bits_negative(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %c = arith.constant -1 : i32
+  // expected-error @+1 {{'qtrain.fake_quant' op bits must be in [0, 16] (0 = full precision), got -1}}
+  %0 = qtrain.fake_quant %x, %c role activation rounding nearest_even granularity<per_tensor> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @fake_quant_axis_out_of_range(%x: tensor<8x4xf32>, %b: i32) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'qtrain.fake_quant' op channel axis 2 is out of range for a tensor of rank 2}}
+  %0 = qtrain.fake_quant %x, %b role weight rounding nearest_even granularity<per_channel, axis = 2> : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @fake_quant_stochastic_without_seed(%x: tensor<8xf32>, %b: i32) -> tensor<8xf32> {
+  // expected-error @+1 {{'qtrain.fake_quant' op stochastic rounding requires a seed}}
+  %0 = qtrain.fake_quant %x, %b role error rounding stochastic granularity<per_tensor> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @fake_quant_seed_without_stochastic(%x: tensor<8xf32>, %b: i32, %k: i64) -> tensor<8xf32> {
+  // expected-error @+1 {{'qtrain.fake_quant' op a seed is only used by stochastic rounding}}
+  %0 = qtrain.fake_quant %x, %b role error rounding nearest_even granularity<per_tensor> seed(%k) : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @fake_quant_per_tensor_range_tensor(%x: tensor<8x4xf32>, %b: i32, %lo: tensor<8xf32>, %hi: tensor<8xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'qtrain.fake_quant' op a per-tensor range must be f32 scalars, got 'tensor<8xf32>'}}
+  %0 = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> range(%lo, %hi : tensor<8xf32>, tensor<8xf32>) : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @fake_quant_per_channel_range_scalar(%x: tensor<8x4xf32>, %b: i32, %lo: f32, %hi: f32) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'qtrain.fake_quant' op a per-channel range must be 1-D tensors, got 'f32'}}
+  %0 = qtrain.fake_quant %x, %b role weight rounding nearest_even granularity<per_channel, axis = 0> range(%lo, %hi : f32, f32) : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @fake_quant_per_channel_range_size(%x: tensor<8x4xf32>, %b: i32, %lo: tensor<4xf32>, %hi: tensor<4xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'qtrain.fake_quant' op a per-channel range needs one entry per channel (8), got 4}}
+  %0 = qtrain.fake_quant %x, %b role weight rounding nearest_even granularity<per_channel, axis = 0> range(%lo, %hi : tensor<4xf32>, tensor<4xf32>) : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @fake_quant_not_f32(%x: tensor<8xf16>, %b: i32) -> tensor<8xf16> {
+  // expected-error @+1 {{'qtrain.fake_quant' op operand #0 must be ranked tensor of 32-bit float values}}
+  %0 = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<8xf16>
+  return %0 : tensor<8xf16>
+}
+
+// -----
+
+func.func @fake_quant_bad_role(%x: tensor<8xf32>, %b: i32) -> tensor<8xf32> {
+  // expected-error @+2 {{expected ::mlir::qtrain::Role to be one of: weight, activation, error, weight_grad}}
+  // expected-error @+1 {{failed to parse QTrain_RoleAttr parameter 'value'}}
+  %0 = qtrain.fake_quant %x, %b role gradient rounding nearest_even granularity<per_tensor> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// RoundFloatOp
+//===----------------------------------------------------------------------===//
+
+func.func @round_float_not_f32(%x: tensor<8xbf16>) -> tensor<8xbf16> {
+  // expected-error @+1 {{'qtrain.round_float' op operand #0 must be ranked tensor of 32-bit float values}}
+  %0 = qtrain.round_float %x to <4, 3, 4> : tensor<8xbf16>
+  return %0 : tensor<8xbf16>
+}
+
+// -----
+
+func.func @round_float_bad_format(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{mantissa bits must be in [0, 23], got 30}}
+  %0 = qtrain.round_float %x to <4, 30, 4> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

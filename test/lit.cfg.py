@@ -1,0 +1,28 @@
+# -*- Python -*-
+# lit configuration of the qtrain lit tests (the GoogleTest suites have their
+# own configuration in unittests/; check-qtrain runs both).
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "qtrain"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["unittests", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.qtrain_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%qtrain_src_root", config.qtrain_src_root))
+
+# SSA captures must not leak between CHECK-LABEL blocks.
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(
+    ["qtrain-opt", "qtrain-schedule"], [config.qtrain_tools_dir]
+)
