@@ -239,17 +239,36 @@ LogicalResult mlir::qtrain::differentiateLinalgOperand(ReverseMode &rm,
     return op->emitError("'") << op->getName()
                               << "' is not supported by qtrain: the gradient "
                                  "of a scalar operand";
-  AffineMap gradMap = op.getMatchingIndexingMap(&operand);
+  OpBuilder &b = rm.getBuilder();
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+
+  // A unit dimension may be broadcast by a constant-0 index (torch-mlir
+  // writes `(d0, d1) -> (0, d1)`). The gradient is computed without those
+  // dimensions and expanded back at the end.
+  AffineMap fullMap = op.getMatchingIndexingMap(&operand);
+  SmallVector<AffineExpr> keptExprs;
+  SmallVector<int64_t> keptShape;
+  SmallVector<bool> kept;
+  for (auto [i, e] : llvm::enumerate(fullMap.getResults())) {
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    bool unitBroadcast = c && c.getValue() == 0 && gradType.getDimSize(i) == 1;
+    kept.push_back(!unitBroadcast);
+    if (unitBroadcast)
+      continue;
+    keptExprs.push_back(e);
+    keptShape.push_back(gradType.getDimSize(i));
+  }
+  AffineMap gradMap = AffineMap::get(fullMap.getNumDims(), 0, keptExprs, ctx);
   if (!gradMap.isProjectedPermutation())
     return op->emitError("'")
            << op->getName() << "' is not supported by qtrain: operand #"
            << operand.getOperandNumber()
            << " is read through a map that is not a projected permutation ("
-           << AffineMapAttr::get(gradMap) << ")";
+           << AffineMapAttr::get(fullMap) << ")";
+  auto fullGradType = gradType;
+  gradType = RankedTensorType::get(keptShape, gradType.getElementType());
 
-  OpBuilder &b = rm.getBuilder();
-  Location loc = op.getLoc();
-  MLIRContext *ctx = b.getContext();
   AffineMap outMap = op.getMatchingIndexingMap(init);
 
   // Inputs of the gradient op: every input of the forward op, the forward
@@ -289,7 +308,6 @@ LogicalResult mlir::qtrain::differentiateLinalgOperand(ReverseMode &rm,
            : Value(tensor::EmptyOp::create(b, loc, gradType.getShape(),
                                            gradType.getElementType()));
   maps.push_back(gradMap);
-  (void)ctx;
 
   LogicalResult status = success();
   auto grad = linalg::GenericOp::create(
@@ -345,7 +363,25 @@ LogicalResult mlir::qtrain::differentiateLinalgOperand(ReverseMode &rm,
     grad->erase();
     return failure();
   }
-  rm.accumulate(operand.get(), grad.getResult(0));
+  Value result = grad.getResult(0);
+  if (gradType != fullGradType) {
+    // Put the unit dimensions back: each joins the group of the next kept
+    // dimension, or of the last one when none follows.
+    SmallVector<ReassociationIndices> groups;
+    ReassociationIndices pending;
+    for (auto [i, isKept] : llvm::enumerate(kept)) {
+      pending.push_back(i);
+      if (isKept) {
+        groups.push_back(pending);
+        pending.clear();
+      }
+    }
+    if (!pending.empty() && !groups.empty())
+      groups.back().append(pending.begin(), pending.end());
+    result =
+        tensor::ExpandShapeOp::create(b, loc, fullGradType, result, groups);
+  }
+  rm.accumulate(operand.get(), result);
   return success();
 }
 
