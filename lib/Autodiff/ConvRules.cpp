@@ -176,8 +176,8 @@ LogicalResult mlir::qtrain::differentiateConvolution(ReverseMode &rm,
           .getResult(0);
 
   // 4. Correlate at stride 1 with the forward dilation.
-  auto one = b.getI64TensorAttr({1, 1});
-  auto dil = b.getI64TensorAttr({dilations[0], dilations[1]});
+  auto one = b.getI64VectorAttr({1, 1});
+  auto dil = b.getI64VectorAttr({dilations[0], dilations[1]});
   Value dxInit = rm.zeros(loc, xType);
   Value dx;
   if (nchw)

@@ -36,8 +36,12 @@ private:
 
 } // namespace
 
-/// Tags `op` with the role of its results.
+/// Tags `op` with the role of its results, when it computes tensor data:
+/// scalars and shape-only ops (tensor.empty) have no role.
 static void setRole(Operation *op, Role role) {
+  if (isa<tensor::EmptyOp>(op) ||
+      llvm::none_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
+    return;
   op->setAttr(kRoleAttrName, RoleAttr::get(op->getContext(), role));
 }
 
