@@ -7,6 +7,7 @@
 #include "qtrain/InitAll.h"
 
 #include "QTrain/QTrainDialect.h"
+#include "qtrain/Conversion/Passes.h"
 #include "qtrain/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,6 +30,7 @@ void mlir::qtrain::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::qtrain::registerAllPasses() {
   registerQTrainTransformsPasses();
+  registerQTrainConversionPasses();
   registerCanonicalizerPass();
   registerCSEPass();
   registerSymbolDCEPass();

@@ -52,5 +52,5 @@ config.substitutions.append(
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["qtrain-opt", "qtrain-schedule"], [config.qtrain_tools_dir]
+    ["qtrain-opt", "qtrain-schedule", "qtrain-quant-check"], [config.qtrain_tools_dir]
 )

@@ -24,6 +24,13 @@ namespace mlir::qtrain {
 /// Name of the discardable attribute that carries a precision schedule (on a
 /// module or a function).
 inline constexpr llvm::StringLiteral kScheduleAttrName = "qtrain.schedule";
+/// Name of the discardable attribute that carries the backward (error)
+/// precision schedule.
+inline constexpr llvm::StringLiteral kGradScheduleAttrName =
+    "qtrain.grad_schedule";
+/// Name of the argument attribute that marks a control input of the step:
+/// "bits", "grad_bits", "seed" or "step".
+inline constexpr llvm::StringLiteral kControlAttrName = "qtrain.control";
 /// Name of the argument attribute that marks a trainable parameter.
 inline constexpr llvm::StringLiteral kParamAttrName = "qtrain.param";
 /// Name of the argument or result attribute that gives a tensor's role.

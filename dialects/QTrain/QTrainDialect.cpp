@@ -28,10 +28,11 @@ void QTrainDialect::initialize() {
 
 LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
-  if (attr.getName() == kScheduleAttrName) {
+  if (attr.getName() == kScheduleAttrName ||
+      attr.getName() == kGradScheduleAttrName) {
     if (isScheduleAttr(attr.getValue()))
       return success();
-    return op->emitError() << "'" << kScheduleAttrName
+    return op->emitError() << "'" << attr.getName().getValue()
                            << "' must be a precision schedule "
                               "(#qtrain.cyclic, #qtrain.static or "
                               "#qtrain.learned), got "
@@ -63,6 +64,16 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
       return success();
     return op->emitError() << "'" << kRoleAttrName
                            << "' must be a #qtrain.role, got "
+                           << attr.getValue();
+  }
+  if (isArgument && attr.getName() == kControlAttrName) {
+    auto name = dyn_cast<StringAttr>(attr.getValue());
+    if (name && llvm::is_contained({"bits", "grad_bits", "seed", "step"},
+                                   name.getValue()))
+      return success();
+    return op->emitError() << "'" << kControlAttrName
+                           << "' must be \"bits\", \"grad_bits\", \"seed\" "
+                              "or \"step\", got "
                            << attr.getValue();
   }
   return op->emitError() << "unknown qtrain attribute '"

@@ -30,11 +30,27 @@ std::optional<int64_t> FakeQuantOp::getConstantBits() {
   return bits.getSExtValue();
 }
 
+/// Checks what fake_quant and grad_quant share: a constant bitwidth in
+/// range, and a seed exactly when rounding is stochastic.
+static LogicalResult verifyQuantizer(Operation *op, Value bitsValue,
+                                     Rounding rounding, bool hasSeed) {
+  APInt bits;
+  if (matchPattern(bitsValue, m_ConstantInt(&bits)) &&
+      (bits.getSExtValue() < 0 || bits.getSExtValue() > kMaxFakeQuantBits))
+    return op->emitOpError("bits must be in [0, ")
+           << kMaxFakeQuantBits << "] (0 = full precision), got "
+           << bits.getSExtValue();
+  bool stochastic = rounding == Rounding::Stochastic;
+  if (stochastic && !hasSeed)
+    return op->emitOpError("stochastic rounding requires a seed");
+  if (!stochastic && hasSeed)
+    return op->emitOpError("a seed is only used by stochastic rounding");
+  return success();
+}
+
 LogicalResult FakeQuantOp::verify() {
-  if (std::optional<int64_t> bits = getConstantBits();
-      bits && (*bits < 0 || *bits > kMaxFakeQuantBits))
-    return emitOpError("bits must be in [0, ")
-           << kMaxFakeQuantBits << "] (0 = full precision), got " << *bits;
+  if (failed(verifyQuantizer(*this, getBits(), getRounding(), bool(getSeed()))))
+    return failure();
 
   auto inputType = cast<RankedTensorType>(getInput().getType());
   GranularityAttr granularity = getGranularity();
@@ -43,12 +59,6 @@ LogicalResult FakeQuantOp::verify() {
     return emitOpError("channel axis ")
            << *granularity.getAxis() << " is out of range for a tensor of rank "
            << inputType.getRank();
-
-  bool stochastic = getRounding() == Rounding::Stochastic;
-  if (stochastic && !getSeed())
-    return emitOpError("stochastic rounding requires a seed");
-  if (!stochastic && getSeed())
-    return emitOpError("a seed is only used by stochastic rounding");
 
   if (!getMin())
     return success();
@@ -81,6 +91,14 @@ OpFoldResult FakeQuantOp::fold(FoldAdaptor adaptor) {
       bits && bits.getValue().isZero())
     return getInput();
   return {};
+}
+
+//===----------------------------------------------------------------------===//
+// GradQuantOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GradQuantOp::verify() {
+  return verifyQuantizer(*this, getBits(), getRounding(), bool(getSeed()));
 }
 
 //===----------------------------------------------------------------------===//

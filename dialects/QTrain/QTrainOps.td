@@ -46,10 +46,10 @@ def QTrain_FakeQuantOp : QTrain_Op<"fake_quant", [
     channel), as evaluation does with the EMA statistics of activations.
 
     `rounding nearest_even` rounds half to even. `rounding stochastic` adds
-    noise u in [-0.5, 0.5) from the counter-based Philox stream keyed by
-    `seed` (an i64 value, typically derived from the run seed and the step),
-    with counter (element index, `stream`), so a step replays exactly;
-    `stream` tells apart the quantizers of one step.
+    noise u in [-0.5, 0.5) from the counter-based Philox4x32-10 stream with
+    key `seed` (i64, the run's seed) and counter (element index / 4,
+    `stream`, `step`), using word (element index mod 4) of each block, so a
+    step replays exactly; `stream` tells apart the quantizers of one step.
 
     `role` records which tensor class is quantized. In reverse mode the op is
     straight-through: the gradient of the result passes to `input` unchanged.
@@ -67,7 +67,7 @@ def QTrain_FakeQuantOp : QTrain_Op<"fake_quant", [
     %w_q = qtrain.fake_quant %w, %bits role weight rounding nearest_even
         granularity<per_channel, axis = 0> : tensor<16x8xf32>
     %e_q = qtrain.fake_quant %e, %grad_bits role error rounding stochastic
-        granularity<per_tensor> seed(%key) {stream = 3 : i64}
+        granularity<per_tensor> seed(%seed, %step) {stream = 3 : i64}
         : tensor<128x16xf32>
     ```
   }];
@@ -77,6 +77,7 @@ def QTrain_FakeQuantOp : QTrain_Op<"fake_quant", [
     Optional<QTrain_RangeType>:$min,
     Optional<QTrain_RangeType>:$max,
     Optional<I64>:$seed,
+    Optional<I32>:$step,
     QTrain_RoleAttr:$role,
     QTrain_RoundingAttr:$rounding,
     QTrain_GranularityAttr:$granularity,
@@ -86,7 +87,7 @@ def QTrain_FakeQuantOp : QTrain_Op<"fake_quant", [
   let assemblyFormat = [{
     $input `,` $bits `role` `` $role `rounding` `` $rounding `granularity` `` $granularity
     (`range` `(` $min^ `,` $max `:` type($min) `,` type($max) `)`)?
-    (`seed` `(` $seed^ `)`)? attr-dict `:` type($input)
+    (`seed` `(` $seed^ `,` $step `)`)? attr-dict `:` type($input)
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -94,6 +95,47 @@ def QTrain_FakeQuantOp : QTrain_Op<"fake_quant", [
     /// The bitwidth when `bits` is a constant.
     std::optional<int64_t> getConstantBits();
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// GradQuantOp
+//===----------------------------------------------------------------------===//
+
+def QTrain_GradQuantOp : QTrain_Op<"grad_quant", [
+    Pure, AllTypesMatch<["input", "result"]>, AttrSizedOperandSegments]> {
+  let summary = "Identity forward; quantize the gradient that flows back";
+  let description = [{
+    Returns `input` unchanged. In reverse mode the gradient of the result is
+    fake-quantized before it flows to `input`: per tensor, at `bits` bits,
+    with `rounding` (stochastic with `seed(%seed, %step)` and `stream`, as
+    `qtrain.fake_quant`), role `error`. This is CPT's quantization of the
+    error entering a layer's backward pass: placed on a layer's output, both
+    backward products of the layer (and its bias gradient) read the
+    quantized error.
+
+    `qtrain-autodiff` turns it into a `qtrain.fake_quant` of the adjoint and
+    removes it; no other pass may fold it away, since its effect is only in
+    the backward pass.
+
+    ```mlir
+    %y_e = qtrain.grad_quant %y, %grad_bits rounding stochastic
+        seed(%seed, %step) {stream = 2 : i64} : tensor<128x120xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[F32]>:$input,
+    I32:$bits,
+    Optional<I64>:$seed,
+    Optional<I32>:$step,
+    QTrain_RoundingAttr:$rounding,
+    DefaultValuedAttr<I64Attr, "0">:$stream
+  );
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $input `,` $bits `rounding` `` $rounding
+    (`seed` `(` $seed^ `,` $step `)`)? attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

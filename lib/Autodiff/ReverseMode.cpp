@@ -72,6 +72,20 @@ LogicalResult ReverseMode::differentiate(Operation *op) {
     accumulate(op->getOperand(0), getAdjoint(op->getResult(0)));
     return success();
   }
+  // The error entering a layer's backward pass is quantized here (CPT).
+  if (auto gradQuant = dyn_cast<GradQuantOp>(op)) {
+    MLIRContext *ctx = op->getContext();
+    Value dY = getAdjoint(gradQuant.getResult());
+    Value quantized = FakeQuantOp::create(
+        builder, op->getLoc(), dY.getType(), dY, gradQuant.getBits(),
+        /*min=*/Value(), /*max=*/Value(), gradQuant.getSeed(),
+        gradQuant.getStep(), RoleAttr::get(ctx, Role::Error),
+        gradQuant.getRoundingAttr(),
+        GranularityAttr::get(ctx, GranularityKind::PerTensor, std::nullopt),
+        gradQuant.getStreamAttr());
+    accumulate(gradQuant.getInput(), quantized);
+    return success();
+  }
   // Ops whose result does not depend on the values of their varied operands
   // (only on shapes) pass nothing back.
   if (isa<linalg::FillOp, tensor::EmptyOp, tensor::DimOp>(op))

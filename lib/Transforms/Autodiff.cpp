@@ -10,6 +10,7 @@
 #include "qtrain/Transforms/Passes.h"
 
 #include "QTrain/QTrainAttrs.h"
+#include "QTrain/QTrainOps.h"
 #include "qtrain/Autodiff/ReverseMode.h"
 #include "qtrain/Autodiff/TrainingStep.h"
 
@@ -37,9 +38,10 @@ private:
 } // namespace
 
 /// Tags `op` with the role of its results, when it computes tensor data:
-/// scalars and shape-only ops (tensor.empty) have no role.
+/// scalars and shape-only ops (tensor.empty) have no role, and quantizers
+/// carry theirs already.
 static void setRole(Operation *op, Role role) {
-  if (isa<tensor::EmptyOp>(op) ||
+  if (isa<tensor::EmptyOp, FakeQuantOp, GradQuantOp, RoundFloatOp>(op) ||
       llvm::none_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
     return;
   op->setAttr(kRoleAttrName, RoleAttr::get(op->getContext(), role));
@@ -83,6 +85,11 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp forwardFn,
   unsigned numParams = paramIdx.size();
   for (unsigned k = 0; k < numParams; ++k)
     step.setArgAttr(k, kParamAttrName, UnitAttr::get(ctx));
+  // Inputs keep their attributes (qtrain.control marks the precisions, seed
+  // and step the runtime passes).
+  for (auto [k, i] : llvm::enumerate(inputIdx))
+    if (DictionaryAttr attrs = forwardFn.getArgAttrDict(i))
+      step.setArgAttrs(2 * numParams + k, attrs);
 
   // Forward ops.
   IRMapping mapping;
@@ -208,4 +215,10 @@ void AutodiffPass::runOnOperation() {
       failed(buildTrainStep(forwardFn, *lossKind)))
     return signalPassFailure();
   forwardFn.setSymName(evalEntry);
+  // grad_quant only acts in reverse mode, which now exists: it is the
+  // identity everywhere else.
+  module.walk([](GradQuantOp op) {
+    op.replaceAllUsesWith(op.getInput());
+    op.erase();
+  });
 }

@@ -66,4 +66,61 @@ def AutodiffPass : Pass<"qtrain-autodiff", "::mlir::ModuleOp"> {
   ];
 }
 
+def InsertQuantPass : Pass<"qtrain-insert-quant", "::mlir::ModuleOp"> {
+  let summary = "Place the quantizers of a low-precision training method";
+  let description = [{
+    Runs on the forward graph, before `qtrain-autodiff`, so that the backward
+    pass derived from it reads the quantized tensors. For every GEMM or
+    convolution ("layer": linalg.matmul, batch_matmul, conv_2d_nchw_fchw,
+    conv_2d_nhwc_hwcf) in program order, unless kept in full precision:
+
+    - its weight (the operand computed from a `{qtrain.param}` argument,
+      through transposes) is fake-quantized at the forward precision per
+      output channel with nearest rounding, where the parameter enters;
+    - its other input is fake-quantized at the forward precision per tensor
+      (batch min/max) with nearest rounding, before any padding, as
+      PyTorch pads inside the convolution;
+    - its output passes through `qtrain.grad_quant`: the error entering the
+      layer's backward pass is fake-quantized at the backward precision, per
+      tensor, with stochastic rounding (Philox stream = the layer's index).
+
+    Both backward products (dX = E W, dW = E A) and the bias gradient then
+    read the quantized error and the fake-quantized W and A, and dX and dW
+    are not re-quantized: CPT exactly (PAPERS.md section 1). Batch norm,
+    residual adds and the loss stay in full precision.
+
+    Precisions are never baked in: `@forward` gains the arguments
+    `%bits: i32 {qtrain.control = "bits"}`, `%grad_bits: i32
+    {qtrain.control = "grad_bits"}`, `%seed: i64 {qtrain.control = "seed"}`
+    and `%step: i32 {qtrain.control = "step"}`, which the training step
+    inherits, so one compiled step serves every step of a schedule. The
+    schedule (`schedule`, in the command-line syntax of
+    `docs/schedules.md`) and the backward precision are recorded on the
+    module as `qtrain.schedule` and `qtrain.grad_schedule` for the runtime.
+
+    Example: `--qtrain-insert-quant="policy=cpt schedule=cpt:3:8 grad-bits=8"`.
+  }];
+  let options = [
+    Option<"forward", "forward", "std::string", /*default=*/"\"forward\"",
+           "Name of the forward function">,
+    Option<"policy", "policy", "std::string", /*default=*/"\"cpt\"",
+           "Quantization policy: cpt (one forward precision per step from a "
+           "schedule) or static (one precision throughout)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
+           "Default schedule of the bundle (default cpt:3:8 for policy=cpt, "
+           "static:8 for policy=static)">,
+    Option<"gradBits", "grad-bits", "unsigned", /*default=*/"8",
+           "Backward (error) precision, 0 for fp32">,
+    ListOption<"fullPrecisionLayers", "full-precision-layers", "int64_t",
+               "Layers kept in full precision, by index in program order; "
+               "negative indices count from the end (-1 is the last)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::qtrain::QTrainDialect"
+  ];
+  let statistics = [
+    Statistic<"numLayers", "quantized-layers", "Layers quantized">,
+  ];
+}
+
 #endif // QTRAIN_TRANSFORMS_PASSES_TD

@@ -147,6 +147,11 @@ func.func @f() attributes {qtrain.bits = 8 : i32} { return }
 
 // -----
 
+// expected-error @+1 {{'qtrain.role' must be a #qtrain.role, got 3 : i32}}
+func.func @f() attributes {qtrain.role = 3 : i32} { return }
+
+// -----
+
 // expected-error @+1 {{'qtrain.param' must be a unit attribute}}
 func.func @f(%w: tensor<4xf32> {qtrain.param = 1 : i32}) { return }
 
@@ -205,9 +210,9 @@ func.func @fake_quant_stochastic_without_seed(%x: tensor<8xf32>, %b: i32) -> ten
 
 // -----
 
-func.func @fake_quant_seed_without_stochastic(%x: tensor<8xf32>, %b: i32, %k: i64) -> tensor<8xf32> {
+func.func @fake_quant_seed_without_stochastic(%x: tensor<8xf32>, %b: i32, %k: i64, %t: i32) -> tensor<8xf32> {
   // expected-error @+1 {{'qtrain.fake_quant' op a seed is only used by stochastic rounding}}
-  %0 = qtrain.fake_quant %x, %b role error rounding nearest_even granularity<per_tensor> seed(%k) : tensor<8xf32>
+  %0 = qtrain.fake_quant %x, %b role error rounding nearest_even granularity<per_tensor> seed(%k, %t) : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
 
@@ -249,6 +254,35 @@ func.func @fake_quant_bad_role(%x: tensor<8xf32>, %b: i32) -> tensor<8xf32> {
   // expected-error @+2 {{expected ::mlir::qtrain::Role to be one of: weight, activation, error, weight_grad}}
   // expected-error @+1 {{failed to parse QTrain_RoleAttr parameter 'value'}}
   %0 = qtrain.fake_quant %x, %b role gradient rounding nearest_even granularity<per_tensor> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// GradQuantOp
+//===----------------------------------------------------------------------===//
+
+func.func @grad_quant_bits(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %c = arith.constant 20 : i32
+  // expected-error @+1 {{'qtrain.grad_quant' op bits must be in [0, 16] (0 = full precision), got 20}}
+  %0 = qtrain.grad_quant %x, %c rounding nearest_even : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @grad_quant_no_seed(%x: tensor<8xf32>, %b: i32) -> tensor<8xf32> {
+  // expected-error @+1 {{'qtrain.grad_quant' op stochastic rounding requires a seed}}
+  %0 = qtrain.grad_quant %x, %b rounding stochastic : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @grad_quant_seed_unused(%x: tensor<8xf32>, %b: i32, %k: i64, %t: i32) -> tensor<8xf32> {
+  // expected-error @+1 {{'qtrain.grad_quant' op a seed is only used by stochastic rounding}}
+  %0 = qtrain.grad_quant %x, %b rounding nearest_even seed(%k, %t) : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
 

@@ -14,11 +14,23 @@ func.func @fake_quant_per_channel_weight(%w: tensor<16x8xf32> {qtrain.param}, %b
 // -----
 
 // CHECK-LABEL: func.func @fake_quant_stochastic_error
-//  CHECK-SAME:   %[[E:.*]]: tensor<128x16xf32>, %[[B:.*]]: i32, %[[KEY:.*]]: i64
-//       CHECK:   qtrain.fake_quant %[[E]], %[[B]] role error rounding stochastic granularity<per_tensor> seed(%[[KEY]]) {stream = 3 : i64} : tensor<128x16xf32>
-func.func @fake_quant_stochastic_error(%e: tensor<128x16xf32>, %bits: i32, %key: i64) -> tensor<128x16xf32> {
-  %q = qtrain.fake_quant %e, %bits role error rounding stochastic granularity<per_tensor> seed(%key) {stream = 3 : i64} : tensor<128x16xf32>
+//  CHECK-SAME:   %[[E:.*]]: tensor<128x16xf32>, %[[B:.*]]: i32, %[[SEED:.*]]: i64, %[[STEP:.*]]: i32
+//       CHECK:   qtrain.fake_quant %[[E]], %[[B]] role error rounding stochastic granularity<per_tensor> seed(%[[SEED]], %[[STEP]]) {stream = 3 : i64} : tensor<128x16xf32>
+func.func @fake_quant_stochastic_error(%e: tensor<128x16xf32>, %bits: i32, %seed: i64, %step: i32) -> tensor<128x16xf32> {
+  %q = qtrain.fake_quant %e, %bits role error rounding stochastic granularity<per_tensor> seed(%seed, %step) {stream = 3 : i64} : tensor<128x16xf32>
   return %q : tensor<128x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @grad_quant
+//  CHECK-SAME:   %[[Y:.*]]: tensor<128x16xf32>, %[[B:.*]]: i32, %[[SEED:.*]]: i64, %[[STEP:.*]]: i32
+//       CHECK:   qtrain.grad_quant %[[Y]], %[[B]] rounding stochastic seed(%[[SEED]], %[[STEP]]) {stream = 2 : i64} : tensor<128x16xf32>
+//       CHECK:   qtrain.grad_quant %[[Y]], %[[B]] rounding nearest_even : tensor<128x16xf32>
+func.func @grad_quant(%y: tensor<128x16xf32>, %bits: i32, %seed: i64, %step: i32) -> (tensor<128x16xf32>, tensor<128x16xf32>) {
+  %0 = qtrain.grad_quant %y, %bits rounding stochastic seed(%seed, %step) {stream = 2 : i64} : tensor<128x16xf32>
+  %1 = qtrain.grad_quant %y, %bits rounding nearest_even : tensor<128x16xf32>
+  return %0, %1 : tensor<128x16xf32>, tensor<128x16xf32>
 }
 
 // -----

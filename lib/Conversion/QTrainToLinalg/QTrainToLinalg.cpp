@@ -1,0 +1,305 @@
+//===- QTrainToLinalg.cpp - Lower quantizers to linalg ------------*- C++
+//-*-===//
+//
+// qtrain.fake_quant as linalg on tensors, bit-exact with the reference
+// quantizer (runtime/include/qtrain/runtime/Quantize.h) and its Philox noise
+// (runtime/include/qtrain/runtime/Philox.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/Conversion/Passes.h"
+
+#include "QTrain/QTrainOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cfloat>
+
+namespace mlir::qtrain {
+#define GEN_PASS_DEF_CONVERTQTRAINTOLINALGPASS
+#include "qtrain/Conversion/Passes.h.inc"
+} // namespace mlir::qtrain
+
+using namespace mlir;
+using namespace mlir::qtrain;
+
+namespace {
+
+/// Scalar arithmetic inside a linalg body.
+struct Scalar {
+  OpBuilder &b;
+  Location loc;
+
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
+  }
+  Value i32(uint32_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(int32_t(v)));
+  }
+  Value cmp(arith::CmpFPredicate p, Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, p, x, y);
+  }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  Value isFinite(Value x) {
+    Value inf = f32(INFINITY);
+    return cmp(arith::CmpFPredicate::ONE, math::AbsFOp::create(b, loc, x), inf);
+  }
+};
+
+/// Philox4x32-10 of (counter, key), all i32 values; returns the four words.
+static std::array<Value, 4> philox(OpBuilder &b, Location loc,
+                                   std::array<Value, 4> c,
+                                   std::array<Value, 2> k) {
+  Scalar s{b, loc};
+  Value m0 = s.i32(0xD2511F53u), m1 = s.i32(0xCD9E8D57u);
+  Value w0 = s.i32(0x9E3779B9u), w1 = s.i32(0xBB67AE85u);
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k[0] = arith::AddIOp::create(b, loc, k[0], w0);
+      k[1] = arith::AddIOp::create(b, loc, k[1], w1);
+    }
+    auto p0 = arith::MulUIExtendedOp::create(b, loc, m0, c[0]);
+    auto p1 = arith::MulUIExtendedOp::create(b, loc, m1, c[2]);
+    Value n0 = arith::XOrIOp::create(
+        b, loc, arith::XOrIOp::create(b, loc, p1.getHigh(), c[1]), k[0]);
+    Value n2 = arith::XOrIOp::create(
+        b, loc, arith::XOrIOp::create(b, loc, p0.getHigh(), c[3]), k[1]);
+    c = {n0, p1.getLow(), n2, p0.getLow()};
+  }
+  return c;
+}
+
+struct FakeQuantLowering : OpRewritePattern<FakeQuantOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(FakeQuantOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    rewriter.replaceOp(op, buildQuantized(rewriter, op.getLoc(), op, type));
+    return success();
+  }
+
+private:
+  /// The min/max of the finite elements, per tensor (0-d tensors) or per
+  /// channel (1-D), with 0/0 where no element is finite.
+  static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
+                                            FakeQuantOp op,
+                                            RankedTensorType type) {
+    MLIRContext *ctx = b.getContext();
+    unsigned rank = type.getRank();
+    std::optional<int64_t> axis = op.getGranularity().getAxis();
+    SmallVector<int64_t> statShape;
+    SmallVector<AffineExpr> statExprs;
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::reduction);
+    if (axis) {
+      statShape.push_back(type.getDimSize(*axis));
+      statExprs.push_back(b.getAffineDimExpr(*axis));
+      iterators[*axis] = utils::IteratorType::parallel;
+    }
+    auto statType = RankedTensorType::get(statShape, b.getF32Type());
+    AffineMap statMap = AffineMap::get(rank, 0, statExprs, ctx);
+    auto fill = [&](double v) {
+      Value e = tensor::EmptyOp::create(b, loc, statShape, b.getF32Type());
+      Value c = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
+      return linalg::FillOp::create(b, loc, c, e).getResult(0);
+    };
+    auto reduce = linalg::GenericOp::create(
+        b, loc, TypeRange{statType, statType}, ValueRange{op.getInput()},
+        ValueRange{fill(INFINITY), fill(-INFINITY)},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx),
+                            statMap, statMap},
+        iterators, [](OpBuilder &nb, Location nl, ValueRange a) {
+          Scalar s{nb, nl};
+          Value finite = s.isFinite(a[0]);
+          Value below = s.cmp(arith::CmpFPredicate::OLT, a[0], a[1]);
+          Value above = s.cmp(arith::CmpFPredicate::OGT, a[0], a[2]);
+          Value mn = s.select(arith::AndIOp::create(nb, nl, finite, below),
+                              a[0], a[1]);
+          Value mx = s.select(arith::AndIOp::create(nb, nl, finite, above),
+                              a[0], a[2]);
+          linalg::YieldOp::create(nb, nl, ValueRange{mn, mx});
+        });
+    // No finite element: the range is [0, 0].
+    AffineMap id = AffineMap::getMultiDimIdentityMap(statShape.size(), ctx);
+    SmallVector<utils::IteratorType> par(statShape.size(),
+                                         utils::IteratorType::parallel);
+    Value e0 = tensor::EmptyOp::create(b, loc, statShape, b.getF32Type());
+    Value e1 = tensor::EmptyOp::create(b, loc, statShape, b.getF32Type());
+    auto fixed = linalg::GenericOp::create(
+        b, loc, TypeRange{statType, statType}, reduce.getResults(),
+        ValueRange{e0, e1}, SmallVector<AffineMap>(4, id), par,
+        [](OpBuilder &nb, Location nl, ValueRange a) {
+          Scalar s{nb, nl};
+          Value none = s.cmp(arith::CmpFPredicate::OGT, a[0], a[1]);
+          Value zero = s.f32(0.0);
+          linalg::YieldOp::create(nb, nl,
+                                  ValueRange{s.select(none, zero, a[0]),
+                                             s.select(none, zero, a[1])});
+        });
+    return {fixed.getResult(0), fixed.getResult(1)};
+  }
+
+  static Value buildQuantized(OpBuilder &b, Location loc, FakeQuantOp op,
+                              RankedTensorType type) {
+    MLIRContext *ctx = b.getContext();
+    unsigned rank = type.getRank();
+    std::optional<int64_t> axis = op.getGranularity().getAxis();
+    Value mn = op.getMin(), mx = op.getMax();
+    if (!mn)
+      std::tie(mn, mx) = buildRange(b, loc, op, type);
+    // Scalars of an explicit per-tensor range become 0-d tensors.
+    for (Value *v : {&mn, &mx})
+      if (!isa<RankedTensorType>(v->getType()))
+        *v = tensor::FromElementsOp::create(
+            b, loc, RankedTensorType::get({}, b.getF32Type()), ValueRange{*v});
+    AffineMap statMap =
+        axis ? AffineMap::get(rank, 0, b.getAffineDimExpr(*axis), ctx)
+             : AffineMap::get(rank, 0, {}, ctx);
+
+    // L = 2^bits - 1 as f32.
+    Scalar s{b, loc};
+    Value one = s.i32(1);
+    Value levelsInt = arith::SubIOp::create(
+        b, loc, arith::ShLIOp::create(b, loc, one, op.getBits()), one);
+    Value levels = arith::UIToFPOp::create(b, loc, b.getF32Type(), levelsInt);
+    Value fullPrecision = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, op.getBits(), s.i32(0));
+
+    bool stochastic = op.getRounding() == Rounding::Stochastic;
+    Value seedLo, seedHi, stream, step;
+    if (stochastic) {
+      Type i32 = b.getI32Type();
+      seedLo = arith::TruncIOp::create(b, loc, i32, op.getSeed());
+      Value shifted = arith::ShRUIOp::create(
+          b, loc, op.getSeed(),
+          arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32)));
+      seedHi = arith::TruncIOp::create(b, loc, i32, shifted);
+      stream = s.i32(uint32_t(op.getStream()));
+      step = op.getStep();
+    }
+
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    Value init =
+        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+    ArrayRef<int64_t> shape = type.getShape();
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{type}, ValueRange{op.getInput(), mn, mx},
+        ValueRange{init}, ArrayRef<AffineMap>{id, statMap, statMap, id},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Scalar e{nb, nl};
+          Value x = a[0], lo = a[1], hi = a[2];
+          // The grid of the range (reference: gridOf).
+          Value width = arith::SubFOp::create(nb, nl, hi, lo);
+          Value plain = arith::DivFOp::create(nb, nl, width, levels);
+          Value split = arith::SubFOp::create(
+              nb, nl, arith::DivFOp::create(nb, nl, hi, levels),
+              arith::DivFOp::create(nb, nl, lo, levels));
+          split = e.select(e.isFinite(split), split, e.f32(FLT_MAX));
+          Value scale = e.select(e.isFinite(width), plain, split);
+          Value minScale = e.f32(1e-8);
+          scale = e.select(e.cmp(arith::CmpFPredicate::OLT, scale, minScale),
+                           minScale, scale);
+          // v = (x - mn) / s [+ noise]
+          Value v = arith::DivFOp::create(
+              nb, nl, arith::SubFOp::create(nb, nl, x, lo), scale);
+          if (stochastic)
+            v = arith::AddFOp::create(
+                nb, nl, v, noise(nb, nl, shape, seedLo, seedHi, stream, step));
+          // Clamp to [0, L], then round half to even.
+          Value zero = e.f32(0.0);
+          v = e.select(e.cmp(arith::CmpFPredicate::OGT, v, levels), levels, v);
+          v = e.select(e.cmp(arith::CmpFPredicate::OLT, v, zero), zero, v);
+          Value q = math::RoundEvenOp::create(nb, nl, v);
+          Value y = arith::AddFOp::create(
+              nb, nl, arith::MulFOp::create(nb, nl, q, scale), lo);
+          // NaN stays NaN; 0 bits is full precision.
+          Value isNan = e.cmp(arith::CmpFPredicate::UNO, x, x);
+          Value keep = arith::OrIOp::create(nb, nl, isNan, fullPrecision);
+          linalg::YieldOp::create(nb, nl, e.select(keep, x, y));
+        });
+    return generic.getResult(0);
+  }
+
+  /// The noise of the current element: its row-major index i selects word
+  /// i % 4 of Philox block i / 4.
+  static Value noise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                     Value seedLo, Value seedHi, Value stream, Value step) {
+    Type i64 = b.getI64Type(), i32 = b.getI32Type();
+    Value index = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+    for (auto [d, size] : llvm::enumerate(shape)) {
+      Value dim = arith::IndexCastOp::create(
+          b, loc, i64, linalg::IndexOp::create(b, loc, d));
+      Value sz = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(size));
+      index = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, index, sz), dim);
+    }
+    Value two = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(2));
+    Value thirtyTwo =
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32));
+    Value block = arith::ShRUIOp::create(b, loc, index, two);
+    Value blockLo = arith::TruncIOp::create(b, loc, i32, block);
+    Value blockHi = arith::TruncIOp::create(
+        b, loc, i32, arith::ShRUIOp::create(b, loc, block, thirtyTwo));
+    auto words =
+        philox(b, loc, {blockLo, blockHi, stream, step}, {seedLo, seedHi});
+    Value lane = arith::TruncIOp::create(
+        b, loc, i32,
+        arith::AndIOp::create(
+            b, loc, index,
+            arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(3))));
+    Scalar s{b, loc};
+    auto is = [&](uint32_t k) {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                   s.i32(k));
+    };
+    Value word = s.select(
+        is(0), words[0],
+        s.select(is(1), words[1], s.select(is(2), words[2], words[3])));
+    Value top24 = arith::ShRUIOp::create(b, loc, word, s.i32(8));
+    Value f = arith::UIToFPOp::create(b, loc, b.getF32Type(), top24);
+    Value unit = arith::MulFOp::create(b, loc, f, s.f32(1.0 / 16777216.0));
+    return arith::SubFOp::create(b, loc, unit, s.f32(0.5));
+  }
+};
+
+struct ConvertQTrainToLinalgPass
+    : mlir::qtrain::impl::ConvertQTrainToLinalgPassBase<
+          ConvertQTrainToLinalgPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    bool leftover = false;
+    module.walk([&](GradQuantOp op) {
+      op.emitError("qtrain.grad_quant is not supported by "
+                   "convert-qtrain-to-linalg: run qtrain-autodiff first, "
+                   "which turns it into the backward quantizer");
+      leftover = true;
+    });
+    if (leftover)
+      return signalPassFailure();
+    RewritePatternSet patterns(&getContext());
+    populateQTrainToLinalgConversionPatterns(patterns);
+    if (failed(applyPatternsGreedily(module, std::move(patterns))))
+      return signalPassFailure();
+    module.walk([&](FakeQuantOp op) {
+      op.emitError("qtrain.fake_quant could not be lowered (dynamic shapes "
+                   "are not supported)");
+      leftover = true;
+    });
+    if (leftover)
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::qtrain::populateQTrainToLinalgConversionPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<FakeQuantLowering>(patterns.getContext());
+}
