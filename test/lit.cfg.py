@@ -49,6 +49,11 @@ config.substitutions.append(
     ("%gradcheck", sys.executable + " " +
      os.path.join(config.qtrain_src_root, "test", "lib", "gradcheck.py")))
 
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(
+    ("%trainloop", sys.executable + " " +
+     os.path.join(config.qtrain_src_root, "test", "lib", "trainloop.py")))
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(

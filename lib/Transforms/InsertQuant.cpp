@@ -142,7 +142,7 @@ void InsertQuantPass::runOnOperation() {
   }
   if (gradBits > 16) {
     module.emitError("qtrain-insert-quant: grad-bits must be in [0, 16], got ")
-        << gradBits;
+        << static_cast<unsigned>(gradBits);
     return signalPassFailure();
   }
   std::string text = schedule.empty()
@@ -222,15 +222,18 @@ void InsertQuantPass::runOnOperation() {
       continue;
     }
     std::optional<WeightSite> weight;
-    for (OpOperand *in : layer.getDpsInputOperands())
-      if (!weight)
-        if ((weight = findWeight(layer, *in)))
-          quantize(*weight->use, Role::Weight,
-                   GranularityAttr::get(ctx, GranularityKind::PerChannel,
-                                        weight->axis));
+    OpOperand *weightOperand = nullptr;
     for (OpOperand *in : layer.getDpsInputOperands()) {
-      if (weight && (in == weight->use || isParam(in->get()) ||
-                     in->get().getDefiningOp<linalg::TransposeOp>()))
+      if ((weight = findWeight(layer, *in))) {
+        weightOperand = in;
+        quantize(*weight->use, Role::Weight,
+                 GranularityAttr::get(ctx, GranularityKind::PerChannel,
+                                      weight->axis));
+        break;
+      }
+    }
+    for (OpOperand *in : layer.getDpsInputOperands()) {
+      if (in == weightOperand)
         continue;
       // Quantize before padding: PyTorch pads the quantized input with
       // exact zeros inside the convolution.

@@ -1,0 +1,43 @@
+// RUN: qtrain-opt %s -split-input-file -verify-diagnostics --qtrain-insert-quant
+// RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=ldp" 2>&1 | FileCheck %s --check-prefix=POLICY
+// RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="schedule=cpt:3:99" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=static schedule=cpt:3:8" 2>&1 | FileCheck %s --check-prefix=STATIC
+// RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="schedule=ldp:3:8" 2>&1 | FileCheck %s --check-prefix=LDP
+// RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="grad-bits=17" 2>&1 | FileCheck %s --check-prefix=GRAD
+// RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="full-precision-layers=3" 2>&1 | FileCheck %s --check-prefix=LAYER
+
+// POLICY: error: qtrain-insert-quant: unknown policy 'ldp' (expected cpt or static)
+// SCHEDULE: error: qtrain-insert-quant: invalid schedule 'cpt:3:99' at column 7: max bits '99' out of range [1, 16]
+// STATIC: error: qtrain-insert-quant: policy=static needs a static schedule, got 'cpt:3:8'
+// LDP: error: qtrain-insert-quant: a learned schedule needs policy=ldp, which is not implemented yet
+// GRAD: error: qtrain-insert-quant: grad-bits must be in [0, 16], got 17
+// LAYER: error: qtrain-insert-quant: full-precision layer 3 does not exist; @forward has 1 layers
+
+// expected-error @+1 {{qtrain-insert-quant: no function @forward with a body in the module (set forward=<name>)}}
+module {
+  func.func private @forward(%x: tensor<2x2xf32>) -> tensor<2x2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{qtrain-insert-quant: @forward is already quantized}}
+func.func @forward(%w: tensor<2x2xf32> {qtrain.param}, %x: tensor<2x2xf32>, %b: i32, %s: i64, %t: i32) -> tensor<2x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %init = tensor.empty() : tensor<2x2xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%init : tensor<2x2xf32>) -> tensor<2x2xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<2x2xf32>, tensor<2x2xf32>) outs(%fill : tensor<2x2xf32>) -> tensor<2x2xf32>
+  %e = qtrain.grad_quant %y, %b rounding stochastic seed(%s, %t) : tensor<2x2xf32>
+  return %e : tensor<2x2xf32>
+}
+
+// -----
+
+// A clean forward graph with one layer, for the option errors above.
+func.func @forward(%w: tensor<2x2xf32> {qtrain.param}, %x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %init = tensor.empty() : tensor<2x2xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%init : tensor<2x2xf32>) -> tensor<2x2xf32>
+  // expected-remark @below {{layer 0 quantized}}
+  %y = linalg.matmul ins(%x, %w : tensor<2x2xf32>, tensor<2x2xf32>) outs(%fill : tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
