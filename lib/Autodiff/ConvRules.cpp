@@ -28,7 +28,9 @@ LogicalResult differentiateLinalgOperand(ReverseMode &rm, linalg::LinalgOp op,
 } // namespace mlir::qtrain
 
 bool mlir::qtrain::isConvolution(Operation *op) {
-  return isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNhwcHwcfOp>(op);
+  return isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNhwcHwcfOp,
+             linalg::DepthwiseConv2DNchwChwOp,
+             linalg::DepthwiseConv2DNhwcHwcOp>(op);
 }
 
 bool mlir::qtrain::isPooling(Operation *op) {
@@ -53,8 +55,8 @@ struct Layout2D {
 };
 
 static Layout2D layoutOf(Operation *op) {
-  if (isa<linalg::Conv2DNchwFchwOp, linalg::PoolingNchwMaxOp,
-          linalg::PoolingNchwSumOp>(op))
+  if (isa<linalg::Conv2DNchwFchwOp, linalg::DepthwiseConv2DNchwChwOp,
+          linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op))
     return {2, 3, 1};
   return {1, 2, 3};
 }
@@ -85,7 +87,11 @@ LogicalResult mlir::qtrain::differentiateConvolution(ReverseMode &rm,
   if (!rm.isVaried(input->get()))
     return success();
 
-  bool nchw = isa<linalg::Conv2DNchwFchwOp>(op);
+  bool nchw =
+      isa<linalg::Conv2DNchwFchwOp, linalg::DepthwiseConv2DNchwChwOp>(op);
+  bool depthwise =
+      isa<linalg::DepthwiseConv2DNchwChwOp, linalg::DepthwiseConv2DNhwcHwcOp>(
+          op);
   auto strides = readPair(op->getAttrOfType<DenseIntElementsAttr>("strides"));
   auto dilations =
       readPair(op->getAttrOfType<DenseIntElementsAttr>("dilations"));
@@ -95,9 +101,9 @@ LogicalResult mlir::qtrain::differentiateConvolution(ReverseMode &rm,
   auto wType = cast<RankedTensorType>(weight.getType());
   auto dyType = cast<RankedTensorType>(dY.getType());
   Layout2D layout = layoutOf(op);
-  // Kernel spatial sizes: fchw -> dims 2, 3; hwcf -> dims 0, 1.
-  int64_t kernel[2] = {wType.getDimSize(nchw ? 2 : 0),
-                       wType.getDimSize(nchw ? 3 : 1)};
+  // Kernel spatial dims: fchw 2, 3; chw 1, 2; hwcf and hwc 0, 1.
+  unsigned kh = nchw ? (depthwise ? 1 : 2) : 0;
+  int64_t kernel[2] = {wType.getDimSize(kh), wType.getDimSize(kh + 1)};
   unsigned spatial[2] = {layout.h, layout.w};
 
   OpBuilder &b = rm.getBuilder();
@@ -143,24 +149,25 @@ LogicalResult mlir::qtrain::differentiateConvolution(ReverseMode &rm,
   Value padded = tensor::PadOp::create(b, loc, paddedType, dilated, lowOfr,
                                        highOfr, zero, /*nofold=*/false);
 
-  // 3. Flip the kernel in space and swap its channel dimensions.
+  // 3. Flip the kernel in space and swap its channel dimensions (a
+  //    depthwise kernel has one channel dimension, nothing to swap).
   SmallVector<int64_t> flippedShape(wType.getShape());
   MLIRContext *ctx = b.getContext();
-  SmallVector<AffineExpr> d = {
-      getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-      getAffineDimExpr(2, ctx), getAffineDimExpr(3, ctx)};
-  AffineMap readMap;
-  if (nchw) {
-    // flipped[c, f, kh, kw] = w[f, c, KH-1-kh, KW-1-kw]
-    std::swap(flippedShape[0], flippedShape[1]);
-    readMap = AffineMap::get(
-        4, 0, {d[1], d[0], kernel[0] - 1 - d[2], kernel[1] - 1 - d[3]}, ctx);
-  } else {
-    // flipped[kh, kw, f, c] = w[KH-1-kh, KW-1-kw, c, f]
-    std::swap(flippedShape[2], flippedShape[3]);
-    readMap = AffineMap::get(
-        4, 0, {kernel[0] - 1 - d[0], kernel[1] - 1 - d[1], d[3], d[2]}, ctx);
+  unsigned wRank = wType.getRank();
+  SmallVector<AffineExpr> d;
+  for (unsigned i = 0; i < wRank; ++i)
+    d.push_back(getAffineDimExpr(i, ctx));
+  SmallVector<AffineExpr> read(d);
+  read[kh] = kernel[0] - 1 - d[kh];
+  read[kh + 1] = kernel[1] - 1 - d[kh + 1];
+  if (!depthwise) {
+    // fchw: flipped[c, f, ...] = w[f, c, ...]; hwcf: flipped[.., f, c] =
+    // w[.., c, f].
+    unsigned c0 = nchw ? 0 : 2;
+    std::swap(flippedShape[c0], flippedShape[c0 + 1]);
+    std::swap(read[c0], read[c0 + 1]);
   }
+  AffineMap readMap = AffineMap::get(wRank, 0, read, ctx);
   auto flippedType = RankedTensorType::get(flippedShape, f32);
   Value flippedInit = tensor::EmptyOp::create(b, loc, flippedShape, f32);
   Value flipped =
@@ -168,8 +175,9 @@ LogicalResult mlir::qtrain::differentiateConvolution(ReverseMode &rm,
           b, loc, TypeRange{flippedType}, ValueRange{weight},
           ValueRange{flippedInit},
           ArrayRef<AffineMap>{readMap,
-                              AffineMap::getMultiDimIdentityMap(4, ctx)},
-          SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+                              AffineMap::getMultiDimIdentityMap(wRank, ctx)},
+          SmallVector<utils::IteratorType>(wRank,
+                                           utils::IteratorType::parallel),
           [](OpBuilder &nb, Location nloc, ValueRange args) {
             linalg::YieldOp::create(nb, nloc, args[0]);
           })
@@ -179,17 +187,21 @@ LogicalResult mlir::qtrain::differentiateConvolution(ReverseMode &rm,
   auto one = b.getI64VectorAttr({1, 1});
   auto dil = b.getI64VectorAttr({dilations[0], dilations[1]});
   Value dxInit = rm.zeros(loc, xType);
-  Value dx;
-  if (nchw)
-    dx = linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{xType},
-                                          ValueRange{padded, flipped},
-                                          ValueRange{dxInit}, one, dil)
-             .getResult(0);
+  SmallVector<Value> ins = {padded, flipped}, outs = {dxInit};
+  Operation *dxOp;
+  if (isa<linalg::Conv2DNchwFchwOp>(op))
+    dxOp = linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{xType}, ins, outs,
+                                            one, dil);
+  else if (isa<linalg::Conv2DNhwcHwcfOp>(op))
+    dxOp = linalg::Conv2DNhwcHwcfOp::create(b, loc, TypeRange{xType}, ins, outs,
+                                            one, dil);
+  else if (isa<linalg::DepthwiseConv2DNchwChwOp>(op))
+    dxOp = linalg::DepthwiseConv2DNchwChwOp::create(b, loc, TypeRange{xType},
+                                                    ins, outs, one, dil);
   else
-    dx = linalg::Conv2DNhwcHwcfOp::create(b, loc, TypeRange{xType},
-                                          ValueRange{padded, flipped},
-                                          ValueRange{dxInit}, one, dil)
-             .getResult(0);
+    dxOp = linalg::DepthwiseConv2DNhwcHwcOp::create(b, loc, TypeRange{xType},
+                                                    ins, outs, one, dil);
+  Value dx = dxOp->getResult(0);
   rm.accumulate(x, dx);
   return success();
 }
