@@ -31,8 +31,15 @@ inline constexpr llvm::StringLiteral kGradScheduleAttrName =
 /// Name of the argument attribute that marks a control input of the step:
 /// "bits", "grad_bits", "seed" or "step".
 inline constexpr llvm::StringLiteral kControlAttrName = "qtrain.control";
+/// Name of the argument and result attribute that marks state the step
+/// carries from one call to the next (other than parameters and optimizer
+/// state): "ema" for the running range of a quantized activation.
+inline constexpr llvm::StringLiteral kStateAttrName = "qtrain.state";
 /// Name of the argument attribute that marks a trainable parameter.
 inline constexpr llvm::StringLiteral kParamAttrName = "qtrain.param";
+/// Name of the argument attribute that carries a parameter's initial value
+/// (an elements attribute of the argument's type).
+inline constexpr llvm::StringLiteral kInitAttrName = "qtrain.init";
 /// Name of the argument or result attribute that gives a tensor's role.
 inline constexpr llvm::StringLiteral kRoleAttrName = "qtrain.role";
 

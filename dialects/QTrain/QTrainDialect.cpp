@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -66,6 +67,13 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
                            << "' must be a #qtrain.role, got "
                            << attr.getValue();
   }
+  if (attr.getName() == kStateAttrName) {
+    auto kind = dyn_cast<StringAttr>(attr.getValue());
+    if (kind && kind.getValue() == "ema")
+      return success();
+    return op->emitError() << "'" << kStateAttrName << "' must be \"ema\", got "
+                           << attr.getValue();
+  }
   if (isArgument && attr.getName() == kControlAttrName) {
     auto name = dyn_cast<StringAttr>(attr.getValue());
     if (name && llvm::is_contained({"bits", "grad_bits", "seed", "step"},
@@ -81,10 +89,31 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
                          << (isArgument ? "region argument" : "result");
 }
 
+/// Checks `qtrain.init`, the initial value of a parameter: elements of the
+/// argument's type.
+static LogicalResult verifyInitAttribute(Operation *op, unsigned regionIndex,
+                                         unsigned argIndex,
+                                         NamedAttribute attr) {
+  Type argType;
+  if (auto fn = dyn_cast<FunctionOpInterface>(op))
+    argType = fn.getArgumentTypes()[argIndex];
+  else if (!op->getRegion(regionIndex).empty())
+    argType = op->getRegion(regionIndex).getArgument(argIndex).getType();
+  auto init = dyn_cast<ElementsAttr>(attr.getValue());
+  if (init && init.getType() == argType)
+    return success();
+  return op->emitError() << "'" << kInitAttrName
+                         << "' must be an elements attribute of the "
+                            "argument's type "
+                         << argType << ", got " << attr.getValue();
+}
+
 LogicalResult QTrainDialect::verifyRegionArgAttribute(Operation *op,
                                                       unsigned regionIndex,
                                                       unsigned argIndex,
                                                       NamedAttribute attr) {
+  if (attr.getName() == kInitAttrName)
+    return verifyInitAttribute(op, regionIndex, argIndex, attr);
   return verifyValueAttribute(op, attr, /*isArgument=*/true);
 }
 

@@ -102,6 +102,21 @@ LogicalResult GradQuantOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// RangeEmaOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RangeEmaOp::verify() {
+  if (getState().getType() != getStateType(getContext()) ||
+      getResult().getType() != getStateType(getContext()))
+    return emitOpError("state must be tensor<2xf32> ([min, max]), got ")
+           << getState().getType();
+  double m = getMomentum().convertToDouble();
+  if (!(m >= 0.0 && m < 1.0))
+    return emitOpError("momentum must be in [0, 1), got ") << m;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // RoundFloatOp
 //===----------------------------------------------------------------------===//
 

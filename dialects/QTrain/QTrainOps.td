@@ -139,6 +139,51 @@ def QTrain_GradQuantOp : QTrain_Op<"grad_quant", [
 }
 
 //===----------------------------------------------------------------------===//
+// RangeEmaOp
+//===----------------------------------------------------------------------===//
+
+def QTrain_RangeEmaOp : QTrain_Op<"range_ema", [
+    Pure, AllTypesMatch<["state", "result"]>]> {
+  let summary = "Update the running min/max of an activation";
+  let description = [{
+    Folds the range of `input` (min and max over its finite elements, 0 and
+    0 when none is finite) into `state`, a `tensor<2xf32>` holding the
+    running [min, max], as CPT keeps statistics of each quantized
+    activation for evaluation:
+
+    ```
+    new[0] = state[0] * m + min(input) * (1 - m)
+    new[1] = state[1] * m + max(input) * (1 - m)
+    ```
+
+    in f32, multiply then add (no contraction), with m = `momentum` (0.9)
+    and 1 - m computed in double and rounded to f32, as PyTorch does.
+    States start at zero. Evaluation quantizes the activation with
+    `range(%new[0], %new[1])`. The result is not differentiated.
+
+    ```mlir
+    %ema2 = qtrain.range_ema %a, %ema : tensor<128x400xf32>, tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[F32]>:$input,
+    1DTensorOf<[F32]>:$state,
+    DefaultValuedAttr<F64Attr, "0.9">:$momentum
+  );
+  let results = (outs 1DTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $input `,` $state attr-dict `:` type($input) `,` type($state)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The type of an EMA state: tensor<2xf32>, [min, max].
+    static RankedTensorType getStateType(MLIRContext *ctx) {
+      return RankedTensorType::get({2}, Float32Type::get(ctx));
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // RoundFloatOp
 //===----------------------------------------------------------------------===//
 

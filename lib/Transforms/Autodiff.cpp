@@ -41,7 +41,8 @@ private:
 /// scalars and shape-only ops (tensor.empty) have no role, and quantizers
 /// carry theirs already.
 static void setRole(Operation *op, Role role) {
-  if (isa<tensor::EmptyOp, FakeQuantOp, GradQuantOp, RoundFloatOp>(op) ||
+  if (isa<tensor::EmptyOp, FakeQuantOp, GradQuantOp, RangeEmaOp, RoundFloatOp>(
+          op) ||
       llvm::none_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
     return;
   op->setAttr(kRoleAttrName, RoleAttr::get(op->getContext(), role));
@@ -74,6 +75,9 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp forwardFn,
   argTypes.push_back(getLabelType(lossKind, logitsType));
   argTypes.append({scalar, scalar, scalar});
   resultTypes.append(argTypes.begin(), argTypes.begin() + 2 * paramIdx.size());
+  unsigned numStates = forwardFn.getNumResults() - 1;
+  for (unsigned i = 1; i <= numStates; ++i)
+    resultTypes.push_back(forwardFn.getResultTypes()[i]);
   resultTypes.push_back(scalar);
 
   OpBuilder moduleBuilder(forwardFn);
@@ -83,8 +87,10 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp forwardFn,
                            FunctionType::get(ctx, argTypes, resultTypes));
   Block *entry = step.addEntryBlock();
   unsigned numParams = paramIdx.size();
+  // Parameters keep their attributes (qtrain.param, and qtrain.init where
+  // they were lifted from exported constants).
   for (unsigned k = 0; k < numParams; ++k)
-    step.setArgAttr(k, kParamAttrName, UnitAttr::get(ctx));
+    step.setArgAttrs(k, forwardFn.getArgAttrDict(paramIdx[k]));
   // Inputs keep their attributes (qtrain.control marks the precisions, seed
   // and step the runtime passes).
   for (auto [k, i] : llvm::enumerate(inputIdx))
@@ -144,10 +150,46 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp forwardFn,
     results[k] = updated.param;
     results[numParams + k] = updated.momentum;
   }
+  for (unsigned i = 1; i <= numStates; ++i) {
+    results.push_back(mapping.lookup(returnOp.getOperand(i)));
+    step.setResultAttrs(2 * numParams + i - 1, forwardFn.getResultAttrDict(i));
+  }
   results.push_back(lossValues.loss);
   func::ReturnOp::create(b, loc, results);
   numDifferentiated += forwardOps.size();
   return success();
+}
+
+/// Turns the forward function into the evaluation step: activations are
+/// quantized with their running ranges instead of the batch's, and the
+/// running ranges are inputs only (evaluation does not update them).
+static void useRunningRanges(func::FuncOp fn) {
+  SmallVector<RangeEmaOp> emas(fn.getOps<RangeEmaOp>());
+  for (RangeEmaOp ema : emas) {
+    OpBuilder b(ema);
+    b.setInsertionPointAfterValue(ema.getState());
+    Location loc = ema.getLoc();
+    auto at = [&](int64_t i) {
+      Value index = arith::ConstantIndexOp::create(b, loc, i);
+      return tensor::ExtractOp::create(b, loc, ema.getState(), index);
+    };
+    Value mn = at(0), mx = at(1);
+    for (Operation *user : ema.getInput().getUsers()) {
+      auto quant = dyn_cast<FakeQuantOp>(user);
+      if (!quant || quant.getMin() || quant.getGranularity().isPerChannel())
+        continue;
+      quant.getMinMutable().assign(mn);
+      quant.getMaxMutable().assign(mx);
+    }
+  }
+  auto returnOp = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  unsigned numStates = fn.getNumResults() - 1;
+  returnOp.getOperandsMutable().erase(1, numStates);
+  llvm::BitVector drop(fn.getNumResults());
+  drop.set(1, fn.getNumResults());
+  (void)fn.eraseResults(drop);
+  for (RangeEmaOp ema : emas)
+    ema.erase();
 }
 
 /// Checks that `fn` has the shape of a forward graph; emits an error if not.
@@ -155,10 +197,16 @@ static LogicalResult verifyForward(func::FuncOp fn, LossKind lossKind) {
   if (fn.isExternal() || !fn.getBody().hasOneBlock())
     return fn.emitError("qtrain-autodiff: @")
            << fn.getSymName() << " must have a body of one block";
-  if (fn.getNumResults() != 1)
+  if (fn.getNumResults() < 1)
     return fn.emitError("qtrain-autodiff: @")
-           << fn.getSymName() << " must return one tensor (the logits), got "
-           << fn.getNumResults() << " results";
+           << fn.getSymName() << " must return the logits";
+  for (unsigned i = 1, e = fn.getNumResults(); i < e; ++i)
+    if (!fn.getResultAttr(i, kStateAttrName))
+      return fn.emitError("qtrain-autodiff: @")
+             << fn.getSymName()
+             << " must return the logits, then only state marked "
+                "{qtrain.state}; result #"
+             << i << " is not";
   auto logits = dyn_cast<RankedTensorType>(fn.getResultTypes()[0]);
   if (!logits || logits.getRank() != 2 || !logits.hasStaticShape() ||
       !(logits.getElementType().isF32() || logits.getElementType().isF64()))
@@ -215,6 +263,7 @@ void AutodiffPass::runOnOperation() {
       failed(buildTrainStep(forwardFn, *lossKind)))
     return signalPassFailure();
   forwardFn.setSymName(evalEntry);
+  useRunningRanges(forwardFn);
   // grad_quant only acts in reverse mode, which now exists: it is the
   // identity everywhere else.
   module.walk([](GradQuantOp op) {

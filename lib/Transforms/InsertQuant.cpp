@@ -202,6 +202,8 @@ void InsertQuantPass::runOnOperation() {
   // Quantizers of values used by several layers (a parameter shared by two
   // layers, an activation feeding two branches) are created once.
   llvm::DenseMap<Value, Value> quantized;
+  // Running ranges of the quantized activations, returned as state.
+  SmallVector<Value> emaStates;
   auto quantize = [&](OpOperand &use, Role role, GranularityAttr gran) {
     Value v = use.get();
     Value &q = quantized[v];
@@ -212,6 +214,17 @@ void InsertQuantPass::runOnOperation() {
                               Value(), Value(), Value(), Value(),
                               RoleAttr::get(ctx, role), nearest, gran,
                               b.getI64IntegerAttr(0));
+      if (role == Role::Activation) {
+        auto stateType = RangeEmaOp::getStateType(ctx);
+        unsigned index = fn.getNumArguments();
+        auto attrs = DictionaryAttr::get(
+            ctx, {NamedAttribute(StringAttr::get(ctx, kStateAttrName),
+                                 StringAttr::get(ctx, "ema"))});
+        (void)fn.insertArgument(index, stateType, attrs, v.getLoc());
+        emaStates.push_back(RangeEmaOp::create(b, v.getLoc(), stateType, v,
+                                               fn.getArgument(index),
+                                               b.getF64FloatAttr(0.9)));
+      }
     }
     use.set(q);
   };
@@ -255,5 +268,16 @@ void InsertQuantPass::runOnOperation() {
                                    : " (no parameter operand: both "
                                      "inputs as activations)");
     ++numLayers;
+  }
+
+  // The updated running ranges leave the function after the logits.
+  auto returnOp = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  for (Value state : emaStates) {
+    unsigned index = fn.getNumResults();
+    auto attrs = DictionaryAttr::get(
+        ctx, {NamedAttribute(StringAttr::get(ctx, kStateAttrName),
+                             StringAttr::get(ctx, "ema"))});
+    (void)fn.insertResult(index, state.getType(), attrs);
+    returnOp.getOperandsMutable().append(state);
   }
 }

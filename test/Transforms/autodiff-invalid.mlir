@@ -12,7 +12,7 @@ func.func @forward(%x: tensor<2x2xf32>) -> tensor<2x2xf32> { return %x : tensor<
 
 // -----
 
-// expected-error @+1 {{qtrain-autodiff: @forward must return one tensor (the logits), got 2 results}}
+// expected-error @+1 {{qtrain-autodiff: @forward must return the logits, then only state marked {qtrain.state}; result #1 is not}}
 func.func @forward(%w: tensor<2x2xf32> {qtrain.param}) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
   return %w, %w : tensor<2x2xf32>, tensor<2x2xf32>
 }

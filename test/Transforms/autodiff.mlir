@@ -76,3 +76,29 @@ func.func @forward(%w: tensor<4x3x3x3xf32> {qtrain.param}, %w2: tensor<3x3x3x3xf
   return %s : tensor<2x4xf32>
 }
 
+
+// -----
+
+// State results ({qtrain.state}) pass through the training step after the
+// momentum buffers; the evaluation step quantizes with the running range
+// instead of the batch's and returns only the logits.
+// CHECK-LABEL: func.func @eval_step
+//  CHECK-SAME:   %[[EMA:[^ ]*]]: tensor<2xf32> {qtrain.state = "ema"}) -> tensor<4x3xf32>
+//       CHECK:   %[[MIN:.*]] = tensor.extract %[[EMA]][%{{.*}}]
+//       CHECK:   %[[MAX:.*]] = tensor.extract %[[EMA]][%{{.*}}]
+//       CHECK:   qtrain.fake_quant %{{.*}}, %{{.*}} role activation rounding nearest_even granularity<per_tensor> range(%[[MIN]], %[[MAX]] : f32, f32)
+//   CHECK-NOT:   qtrain.range_ema
+// CHECK-LABEL: func.func @train_step
+//  CHECK-SAME:   -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<2xf32> {qtrain.state = "ema"}, f32)
+//       CHECK:   %[[NEW:.*]] = qtrain.range_ema
+//       CHECK:   return %{{.*}}, %{{.*}}, %[[NEW]], %{{.*}} : tensor<3x5xf32>, tensor<3x5xf32>, tensor<2xf32>, f32
+func.func @forward(%w: tensor<3x5xf32> {qtrain.param}, %x: tensor<4x5xf32>, %bits: i32, %ema: tensor<2xf32> {qtrain.state = "ema"}) -> (tensor<4x3xf32>, tensor<2xf32> {qtrain.state = "ema"}) {
+  %zero = arith.constant 0.0 : f32
+  %xq = qtrain.fake_quant %x, %bits role activation rounding nearest_even granularity<per_tensor> : tensor<4x5xf32>
+  %new = qtrain.range_ema %x, %ema : tensor<4x5xf32>, tensor<2xf32>
+  %init = tensor.empty() : tensor<4x3xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%init : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%xq, %w : tensor<4x5xf32>, tensor<3x5xf32>) outs(%fill : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %y, %new : tensor<4x3xf32>, tensor<2xf32>
+}

@@ -9,13 +9,16 @@
 // CHECK-LABEL: func.func @forward
 //  CHECK-SAME:   %[[W:.*]]: tensor<3x5xf32> {qtrain.param}, %[[X:.*]]: tensor<4x5xf32>,
 //  CHECK-SAME:   %[[BITS:.*]]: i32 {qtrain.control = "bits"}, %[[GBITS:.*]]: i32 {qtrain.control = "grad_bits"},
-//  CHECK-SAME:   %[[SEED:.*]]: i64 {qtrain.control = "seed"}, %[[STEP:.*]]: i32 {qtrain.control = "step"}
+//  CHECK-SAME:   %[[SEED:.*]]: i64 {qtrain.control = "seed"}, %[[STEP:.*]]: i32 {qtrain.control = "step"},
+//  CHECK-SAME:   %[[EMA:.*]]: tensor<2xf32> {qtrain.state = "ema"})
+//  CHECK-SAME:   -> (tensor<4x3xf32>, tensor<2xf32> {qtrain.state = "ema"})
 //   CHECK-DAG:   %[[WQ:.*]] = qtrain.fake_quant %[[W]], %[[BITS]] role weight rounding nearest_even granularity<per_channel, axis = 0> : tensor<3x5xf32>
 //   CHECK-DAG:   %[[XQ:.*]] = qtrain.fake_quant %[[X]], %[[BITS]] role activation rounding nearest_even granularity<per_tensor> : tensor<4x5xf32>
+//   CHECK-DAG:   %[[RANGE:.*]] = qtrain.range_ema %[[X]], %[[EMA]] : tensor<4x5xf32>, tensor<2xf32>
 //       CHECK:   %[[WT:.*]] = linalg.transpose ins(%[[WQ]] :
 //       CHECK:   %[[Y:.*]] = linalg.matmul ins(%[[XQ]], %[[WT]] :
 //       CHECK:   %[[E:.*]] = qtrain.grad_quant %[[Y]], %[[GBITS]] rounding stochastic seed(%[[SEED]], %[[STEP]]) : tensor<4x3xf32>
-//       CHECK:   return %[[E]]
+//       CHECK:   return %[[E]], %[[RANGE]]
 // STATIC: module attributes {qtrain.grad_schedule = #qtrain.static<4>, qtrain.schedule = #qtrain.static<6>}
 // STATIC-LABEL: func.func @forward
 //   STATIC-NOT:   qtrain.fake_quant

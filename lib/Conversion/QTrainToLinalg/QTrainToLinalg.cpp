@@ -72,6 +72,12 @@ static std::array<Value, 4> philox(OpBuilder &b, Location loc,
   return c;
 }
 
+/// The min/max of the finite elements of `input`, per tensor (0-d tensors)
+/// or per slice along `axis` (1-D), with 0/0 where no element is finite.
+static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
+                                          Value input,
+                                          std::optional<int64_t> axis);
+
 struct FakeQuantLowering : OpRewritePattern<FakeQuantOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -85,66 +91,6 @@ struct FakeQuantLowering : OpRewritePattern<FakeQuantOp> {
   }
 
 private:
-  /// The min/max of the finite elements, per tensor (0-d tensors) or per
-  /// channel (1-D), with 0/0 where no element is finite.
-  static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
-                                            FakeQuantOp op,
-                                            RankedTensorType type) {
-    MLIRContext *ctx = b.getContext();
-    unsigned rank = type.getRank();
-    std::optional<int64_t> axis = op.getGranularity().getAxis();
-    SmallVector<int64_t> statShape;
-    SmallVector<AffineExpr> statExprs;
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::reduction);
-    if (axis) {
-      statShape.push_back(type.getDimSize(*axis));
-      statExprs.push_back(b.getAffineDimExpr(*axis));
-      iterators[*axis] = utils::IteratorType::parallel;
-    }
-    auto statType = RankedTensorType::get(statShape, b.getF32Type());
-    AffineMap statMap = AffineMap::get(rank, 0, statExprs, ctx);
-    auto fill = [&](double v) {
-      Value e = tensor::EmptyOp::create(b, loc, statShape, b.getF32Type());
-      Value c = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
-      return linalg::FillOp::create(b, loc, c, e).getResult(0);
-    };
-    auto reduce = linalg::GenericOp::create(
-        b, loc, TypeRange{statType, statType}, ValueRange{op.getInput()},
-        ValueRange{fill(INFINITY), fill(-INFINITY)},
-        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx),
-                            statMap, statMap},
-        iterators, [](OpBuilder &nb, Location nl, ValueRange a) {
-          Scalar s{nb, nl};
-          Value finite = s.isFinite(a[0]);
-          Value below = s.cmp(arith::CmpFPredicate::OLT, a[0], a[1]);
-          Value above = s.cmp(arith::CmpFPredicate::OGT, a[0], a[2]);
-          Value mn = s.select(arith::AndIOp::create(nb, nl, finite, below),
-                              a[0], a[1]);
-          Value mx = s.select(arith::AndIOp::create(nb, nl, finite, above),
-                              a[0], a[2]);
-          linalg::YieldOp::create(nb, nl, ValueRange{mn, mx});
-        });
-    // No finite element: the range is [0, 0].
-    AffineMap id = AffineMap::getMultiDimIdentityMap(statShape.size(), ctx);
-    SmallVector<utils::IteratorType> par(statShape.size(),
-                                         utils::IteratorType::parallel);
-    Value e0 = tensor::EmptyOp::create(b, loc, statShape, b.getF32Type());
-    Value e1 = tensor::EmptyOp::create(b, loc, statShape, b.getF32Type());
-    auto fixed = linalg::GenericOp::create(
-        b, loc, TypeRange{statType, statType}, reduce.getResults(),
-        ValueRange{e0, e1}, SmallVector<AffineMap>(4, id), par,
-        [](OpBuilder &nb, Location nl, ValueRange a) {
-          Scalar s{nb, nl};
-          Value none = s.cmp(arith::CmpFPredicate::OGT, a[0], a[1]);
-          Value zero = s.f32(0.0);
-          linalg::YieldOp::create(nb, nl,
-                                  ValueRange{s.select(none, zero, a[0]),
-                                             s.select(none, zero, a[1])});
-        });
-    return {fixed.getResult(0), fixed.getResult(1)};
-  }
-
   static Value buildQuantized(OpBuilder &b, Location loc, FakeQuantOp op,
                               RankedTensorType type) {
     MLIRContext *ctx = b.getContext();
@@ -152,7 +98,7 @@ private:
     std::optional<int64_t> axis = op.getGranularity().getAxis();
     Value mn = op.getMin(), mx = op.getMax();
     if (!mn)
-      std::tie(mn, mx) = buildRange(b, loc, op, type);
+      std::tie(mn, mx) = buildRange(b, loc, op.getInput(), axis);
     // Scalars of an explicit per-tensor range become 0-d tensors.
     for (Value *v : {&mn, &mx})
       if (!isa<RankedTensorType>(v->getType()))
@@ -269,6 +215,96 @@ private:
   }
 };
 
+struct RangeEmaLowering : OpRewritePattern<RangeEmaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RangeEmaOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getInput().getType().hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    Location loc = op.getLoc();
+    auto [mnTensor, mxTensor] =
+        buildRange(rewriter, loc, op.getInput(), std::nullopt);
+    Scalar s{rewriter, loc};
+    double m = op.getMomentum().convertToDouble();
+    Value momentum = s.f32(m), weight = s.f32(1.0 - m);
+    auto fold = [&](Value running, Value batch) {
+      Value kept = arith::MulFOp::create(rewriter, loc, running, momentum);
+      Value added = arith::MulFOp::create(rewriter, loc, batch, weight);
+      return arith::AddFOp::create(rewriter, loc, kept, added).getResult();
+    };
+    auto at = [&](int64_t i) {
+      Value index = arith::ConstantIndexOp::create(rewriter, loc, i);
+      return tensor::ExtractOp::create(rewriter, loc, op.getState(), index);
+    };
+    Value mn = tensor::ExtractOp::create(rewriter, loc, mnTensor, ValueRange{});
+    Value mx = tensor::ExtractOp::create(rewriter, loc, mxTensor, ValueRange{});
+    Value updated = tensor::FromElementsOp::create(
+        rewriter, loc, op.getType(),
+        ValueRange{fold(at(0), mn), fold(at(1), mx)});
+    rewriter.replaceOp(op, updated);
+    return success();
+  }
+};
+
+static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
+                                          Value input,
+                                          std::optional<int64_t> axis) {
+  auto type = cast<RankedTensorType>(input.getType());
+  MLIRContext *ctx = b.getContext();
+  unsigned rank = type.getRank();
+  SmallVector<int64_t> statShape;
+  SmallVector<AffineExpr> statExprs;
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::reduction);
+  if (axis) {
+    statShape.push_back(type.getDimSize(*axis));
+    statExprs.push_back(b.getAffineDimExpr(*axis));
+    iterators[*axis] = utils::IteratorType::parallel;
+  }
+  auto statType = RankedTensorType::get(statShape, b.getF32Type());
+  AffineMap statMap = AffineMap::get(rank, 0, statExprs, ctx);
+  auto fill = [&](double v) {
+    Value e = tensor::EmptyOp::create(b, loc, statShape, b.getF32Type());
+    Value c = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
+    return linalg::FillOp::create(b, loc, c, e).getResult(0);
+  };
+  auto reduce = linalg::GenericOp::create(
+      b, loc, TypeRange{statType, statType}, ValueRange{input},
+      ValueRange{fill(INFINITY), fill(-INFINITY)},
+      ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx), statMap,
+                          statMap},
+      iterators, [](OpBuilder &nb, Location nl, ValueRange a) {
+        Scalar s{nb, nl};
+        Value finite = s.isFinite(a[0]);
+        Value below = s.cmp(arith::CmpFPredicate::OLT, a[0], a[1]);
+        Value above = s.cmp(arith::CmpFPredicate::OGT, a[0], a[2]);
+        Value mn =
+            s.select(arith::AndIOp::create(nb, nl, finite, below), a[0], a[1]);
+        Value mx =
+            s.select(arith::AndIOp::create(nb, nl, finite, above), a[0], a[2]);
+        linalg::YieldOp::create(nb, nl, ValueRange{mn, mx});
+      });
+  // No finite element: the range is [0, 0].
+  AffineMap id = AffineMap::getMultiDimIdentityMap(statShape.size(), ctx);
+  SmallVector<utils::IteratorType> par(statShape.size(),
+                                       utils::IteratorType::parallel);
+  Value e0 = tensor::EmptyOp::create(b, loc, statShape, b.getF32Type());
+  Value e1 = tensor::EmptyOp::create(b, loc, statShape, b.getF32Type());
+  auto fixed = linalg::GenericOp::create(
+      b, loc, TypeRange{statType, statType}, reduce.getResults(),
+      ValueRange{e0, e1}, SmallVector<AffineMap>(4, id), par,
+      [](OpBuilder &nb, Location nl, ValueRange a) {
+        Scalar s{nb, nl};
+        Value none = s.cmp(arith::CmpFPredicate::OGT, a[0], a[1]);
+        Value zero = s.f32(0.0);
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{s.select(none, zero, a[0]), s.select(none, zero, a[1])});
+      });
+  return {fixed.getResult(0), fixed.getResult(1)};
+}
+
 struct ConvertQTrainToLinalgPass
     : mlir::qtrain::impl::ConvertQTrainToLinalgPassBase<
           ConvertQTrainToLinalgPass> {
@@ -301,5 +337,5 @@ struct ConvertQTrainToLinalgPass
 
 void mlir::qtrain::populateQTrainToLinalgConversionPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<FakeQuantLowering>(patterns.getContext());
+  patterns.add<FakeQuantLowering, RangeEmaLowering>(patterns.getContext());
 }

@@ -289,6 +289,36 @@ func.func @grad_quant_seed_unused(%x: tensor<8xf32>, %b: i32, %k: i64, %t: i32) 
 // -----
 
 //===----------------------------------------------------------------------===//
+// RangeEmaOp
+//===----------------------------------------------------------------------===//
+
+func.func @range_ema_state(%a: tensor<8xf32>, %s: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'qtrain.range_ema' op state must be tensor<2xf32> ([min, max]), got 'tensor<3xf32>'}}
+  %0 = qtrain.range_ema %a, %s : tensor<8xf32>, tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @range_ema_momentum(%a: tensor<8xf32>, %s: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'qtrain.range_ema' op momentum must be in [0, 1), got 1.5}}
+  %0 = qtrain.range_ema %a, %s {momentum = 1.5 : f64} : tensor<8xf32>, tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'qtrain.state' must be "ema", got "momentum"}}
+func.func @state_kind(%s: tensor<2xf32> {qtrain.state = "momentum"}) { return }
+
+// -----
+
+// expected-error @+1 {{'qtrain.control' must be "bits", "grad_bits", "seed" or "step", got "lr"}}
+func.func @control_kind(%lr: f32 {qtrain.control = "lr"}) { return }
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // RoundFloatOp
 //===----------------------------------------------------------------------===//
 
@@ -305,3 +335,22 @@ func.func @round_float_bad_format(%x: tensor<8xf32>) -> tensor<8xf32> {
   %0 = qtrain.round_float %x to <4, 30, 4> : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// qtrain.init
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{'qtrain.init' must be an elements attribute of the argument's type 'tensor<4xf32>', got dense<1.000000e+00> : tensor<2xf32>}}
+func.func @f(%w: tensor<4xf32> {qtrain.param, qtrain.init = dense<1.0> : tensor<2xf32>}) { return }
+
+// -----
+
+// expected-error @+1 {{'qtrain.init' must be an elements attribute of the argument's type 'tensor<2xf32>', got 1.000000e+00 : f32}}
+func.func @f(%w: tensor<2xf32> {qtrain.param, qtrain.init = 1.0 : f32}) { return }
+
+// -----
+
+// expected-error @+1 {{unknown qtrain attribute 'qtrain.init' on a result}}
+func.func @f(%w: tensor<2xf32>) -> (tensor<2xf32> {qtrain.init = dense<1.0> : tensor<2xf32>}) { return %w : tensor<2xf32> }

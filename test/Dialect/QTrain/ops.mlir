@@ -163,3 +163,34 @@ module attributes {qtrain.schedule = #qtrain.cyclic<shape = cosine, min = 3, max
     return %0 : tensor<4x10xf32>
   }
 }
+
+// -----
+
+// CHECK-LABEL: func.func @range_ema
+//       CHECK:   qtrain.range_ema %{{.*}}, %{{.*}} : tensor<128x400xf32>, tensor<2xf32>
+//       CHECK:   qtrain.range_ema %{{.*}}, %{{.*}} {momentum = 5.000000e-01 : f64} : tensor<128x400xf32>, tensor<2xf32>
+func.func @range_ema(%a: tensor<128x400xf32>, %s: tensor<2xf32> {qtrain.state = "ema"}) -> (tensor<2xf32> {qtrain.state = "ema"}, tensor<2xf32>) {
+  %0 = qtrain.range_ema %a, %s : tensor<128x400xf32>, tensor<2xf32>
+  %1 = qtrain.range_ema %a, %s {momentum = 0.5 : f64} : tensor<128x400xf32>, tensor<2xf32>
+  return %0, %1 : tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// A parameter's initial value, inline or as a resource blob.
+// CHECK-LABEL: func.func @forward
+//  CHECK-SAME:   tensor<2xf32> {qtrain.init = dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>, qtrain.param}
+//  CHECK-SAME:   tensor<2xf32> {qtrain.init = dense_resource<w> : tensor<2xf32>, qtrain.param}
+//       CHECK:   w: "0x040000000000803F00000040"
+func.func @forward(%b: tensor<2xf32> {qtrain.param, qtrain.init = dense<[1.0, 2.0]> : tensor<2xf32>},
+                   %w: tensor<2xf32> {qtrain.param, qtrain.init = dense_resource<w> : tensor<2xf32>},
+                   %x: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  return %x : tensor<3x2xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      w: "0x040000000000803F00000040"
+    }
+  }
+#-}
