@@ -135,19 +135,28 @@ void InsertQuantPass::runOnOperation() {
         << forward << " with a body in the module (set forward=<name>)";
     return signalPassFailure();
   }
-  if (policy != "cpt" && policy != "static") {
+  if (policy != "cpt" && policy != "static" && policy != "none") {
     module.emitError("qtrain-insert-quant: unknown policy '")
-        << policy << "' (expected cpt or static)";
+        << policy << "' (expected cpt, static or none)";
     return signalPassFailure();
+  }
+  if (policy == "none") {
+    // Full precision: nothing to place; the schedule says so.
+    module->setAttr(kScheduleAttrName, StaticScheduleAttr::get(ctx, 0));
+    module->setAttr(kGradScheduleAttrName, StaticScheduleAttr::get(ctx, 0));
+    fn.emitRemark("policy=none: no quantizers, fp32 throughout");
+    return;
   }
   if (gradBits > 16) {
     module.emitError("qtrain-insert-quant: grad-bits must be in [0, 16], got ")
         << static_cast<unsigned>(gradBits);
     return signalPassFailure();
   }
-  std::string text = schedule.empty()
-                         ? std::string(policy == "cpt" ? "cpt:3:8" : "static:8")
-                         : std::string(schedule);
+  std::string text =
+      !schedule.empty() ? std::string(schedule)
+      : policy == "cpt"
+          ? std::string("cpt:3:8")
+          : "static:" + std::to_string(static_cast<unsigned>(bits));
   rt::Schedule parsed;
   if (rt::Status status = rt::parseSchedule(text, parsed); status.failed()) {
     module.emitError("qtrain-insert-quant: ") << status.message();

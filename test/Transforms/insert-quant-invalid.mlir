@@ -5,12 +5,14 @@
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="schedule=ldp:3:8" 2>&1 | FileCheck %s --check-prefix=LDP
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="grad-bits=17" 2>&1 | FileCheck %s --check-prefix=GRAD
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="full-precision-layers=3" 2>&1 | FileCheck %s --check-prefix=LAYER
+// RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=static bits=20" 2>&1 | FileCheck %s --check-prefix=BITS
 
-// POLICY: error: qtrain-insert-quant: unknown policy 'ldp' (expected cpt or static)
+// POLICY: error: qtrain-insert-quant: unknown policy 'ldp' (expected cpt, static or none)
 // SCHEDULE: error: qtrain-insert-quant: invalid schedule 'cpt:3:99' at column 7: max bits '99' out of range [1, 16]
 // STATIC: error: qtrain-insert-quant: policy=static needs a static schedule, got 'cpt:3:8'
 // LDP: error: qtrain-insert-quant: a learned schedule needs policy=ldp, which is not implemented yet
 // GRAD: error: qtrain-insert-quant: grad-bits must be in [0, 16], got 17
+// BITS: error: qtrain-insert-quant: invalid schedule 'static:20' at column 8
 // LAYER: error: qtrain-insert-quant: full-precision layer 3 does not exist; @forward has 1 layers
 
 // expected-error @+1 {{qtrain-insert-quant: no function @forward with a body in the module (set forward=<name>)}}

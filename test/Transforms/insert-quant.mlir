@@ -1,5 +1,6 @@
 // RUN: qtrain-opt %s -split-input-file --qtrain-insert-quant -verify-diagnostics | FileCheck %s
-// RUN: qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=static schedule=static:6 grad-bits=4 full-precision-layers=0" 2>/dev/null | FileCheck %s --check-prefix=STATIC
+// RUN: qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=static bits=6 grad-bits=4 full-precision-layers=0" 2>/dev/null | FileCheck %s --check-prefix=STATIC
+// RUN: qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=none" 2>/dev/null | FileCheck %s --check-prefix=NONE
 
 // A linear layer as torch-mlir writes it: the weight is quantized per output
 // channel where the parameter enters (axis 0 of [out, in], before the
@@ -20,6 +21,10 @@
 //       CHECK:   %[[E:.*]] = qtrain.grad_quant %[[Y]], %[[GBITS]] rounding stochastic seed(%[[SEED]], %[[STEP]]) : tensor<4x3xf32>
 //       CHECK:   return %[[E]], %[[RANGE]]
 // STATIC: module attributes {qtrain.grad_schedule = #qtrain.static<4>, qtrain.schedule = #qtrain.static<6>}
+// NONE: module attributes {qtrain.grad_schedule = #qtrain.static<fp32>, qtrain.schedule = #qtrain.static<fp32>}
+// NONE-LABEL: func.func @forward
+//  NONE-SAME:   (%{{.*}}: tensor<3x5xf32> {qtrain.param}, %{{.*}}: tensor<4x5xf32>) -> tensor<4x3xf32>
+//   NONE-NOT:   qtrain.fake_quant
 // STATIC-LABEL: func.func @forward
 //   STATIC-NOT:   qtrain.fake_quant
 //   STATIC-NOT:   qtrain.grad_quant

@@ -99,6 +99,10 @@ def InsertQuantPass : Pass<"qtrain-insert-quant", "::mlir::ModuleOp"> {
     `docs/schedules.md`) and the backward precision are recorded on the
     module as `qtrain.schedule` and `qtrain.grad_schedule` for the runtime.
 
+    `policy=none` places no quantizers and adds no arguments; it records
+    the fp32 schedule, for full-precision baselines built by the same
+    pipeline.
+
     Example: `--qtrain-insert-quant="policy=cpt schedule=cpt:3:8 grad-bits=8"`.
   }];
   let options = [
@@ -106,7 +110,10 @@ def InsertQuantPass : Pass<"qtrain-insert-quant", "::mlir::ModuleOp"> {
            "Name of the forward function">,
     Option<"policy", "policy", "std::string", /*default=*/"\"cpt\"",
            "Quantization policy: cpt (one forward precision per step from a "
-           "schedule) or static (one precision throughout)">,
+           "schedule), static (one precision throughout) or none (fp32: no "
+           "quantizers)">,
+    Option<"bits", "bits", "unsigned", /*default=*/"8",
+           "Forward precision of policy=static when no schedule is given">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
            "Default schedule of the bundle (default cpt:3:8 for policy=cpt, "
            "static:8 for policy=static)">,
