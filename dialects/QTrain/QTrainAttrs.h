@@ -35,6 +35,18 @@ inline constexpr llvm::StringLiteral kControlAttrName = "qtrain.control";
 /// carries from one call to the next (other than parameters and optimizer
 /// state): "ema" for the running range of a quantized activation.
 inline constexpr llvm::StringLiteral kStateAttrName = "qtrain.state";
+/// Name of the discardable attribute that numbers a quantized layer (on its
+/// forward op and on its backward products).
+inline constexpr llvm::StringLiteral kLayerAttrName = "qtrain.layer";
+/// Name of the discardable attribute that says which product of a layer an
+/// op computes: "forward", "input_grad" or "weight_grad".
+inline constexpr llvm::StringLiteral kProductAttrName = "qtrain.product";
+/// Name of the attribute of a kernel variant function: {site, product,
+/// bits, grad_bits}.
+inline constexpr llvm::StringLiteral kVariantAttrName = "qtrain.variant";
+/// Name of the module attribute that lists the kernel sites and their
+/// variants, for the bundle manifest.
+inline constexpr llvm::StringLiteral kSitesAttrName = "qtrain.sites";
 /// Name of the argument attribute that marks a trainable parameter.
 inline constexpr llvm::StringLiteral kParamAttrName = "qtrain.param";
 /// Name of the argument attribute that carries a parameter's initial value

@@ -47,6 +47,36 @@ LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
                            << "' must be a #qtrain.role, got "
                            << attr.getValue();
   }
+  if (attr.getName() == kVariantAttrName) {
+    if (isa<DictionaryAttr>(attr.getValue()))
+      return success();
+    return op->emitError() << "'" << kVariantAttrName
+                           << "' must be a dictionary, got " << attr.getValue();
+  }
+  if (attr.getName() == kSitesAttrName) {
+    if (isa<ArrayAttr>(attr.getValue()))
+      return success();
+    return op->emitError() << "'" << kSitesAttrName
+                           << "' must be an array, got " << attr.getValue();
+  }
+  if (attr.getName() == kLayerAttrName) {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    if (index && index.getType().isInteger(64) && index.getInt() >= 0)
+      return success();
+    return op->emitError() << "'" << kLayerAttrName
+                           << "' must be a non-negative i64, got "
+                           << attr.getValue();
+  }
+  if (attr.getName() == kProductAttrName) {
+    auto product = dyn_cast<StringAttr>(attr.getValue());
+    if (product && llvm::is_contained({"forward", "input_grad", "weight_grad"},
+                                      product.getValue()))
+      return success();
+    return op->emitError() << "'" << kProductAttrName
+                           << "' must be \"forward\", \"input_grad\" or "
+                              "\"weight_grad\", got "
+                           << attr.getValue();
+  }
   return op->emitError() << "unknown qtrain attribute '"
                          << attr.getName().getValue() << "' on an operation";
 }
@@ -76,12 +106,13 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
   }
   if (isArgument && attr.getName() == kControlAttrName) {
     auto name = dyn_cast<StringAttr>(attr.getValue());
-    if (name && llvm::is_contained({"bits", "grad_bits", "seed", "step"},
-                                   name.getValue()))
+    if (name &&
+        llvm::is_contained({"bits", "grad_bits", "seed", "step", "slots"},
+                           name.getValue()))
       return success();
     return op->emitError() << "'" << kControlAttrName
-                           << "' must be \"bits\", \"grad_bits\", \"seed\" "
-                              "or \"step\", got "
+                           << "' must be \"bits\", \"grad_bits\", \"seed\", "
+                              "\"step\" or \"slots\", got "
                            << attr.getValue();
   }
   return op->emitError() << "unknown qtrain attribute '"

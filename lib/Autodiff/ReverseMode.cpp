@@ -35,9 +35,35 @@ Value ReverseMode::zeros(Location loc, RankedTensorType type) {
   return linalg::FillOp::create(builder, loc, zero, empty).getResult(0);
 }
 
+/// Whether `v` is (a transpose or padding of) a fake-quantized weight.
+static bool isQuantizedWeight(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto quant = dyn_cast<FakeQuantOp>(def))
+      return quant.getRole() == Role::Weight;
+    if (!isa<linalg::TransposeOp, tensor::PadOp>(def))
+      return false;
+    v = def->getOperand(0);
+  }
+  return false;
+}
+
+void ReverseMode::tagProduct(Value primal, Value adjoint) {
+  Operation *def = adjoint.getDefiningOp();
+  if (!currentLayer || !def || !created.contains(def) ||
+      !isa<linalg::LinalgOp>(def) ||
+      cast<linalg::LinalgOp>(def).getNumReductionLoops() == 0)
+    return;
+  MLIRContext *ctx = def->getContext();
+  def->setAttr(kLayerAttrName, currentLayer);
+  def->setAttr(kProductAttrName,
+               StringAttr::get(ctx, isQuantizedWeight(primal) ? "weight_grad"
+                                                              : "input_grad"));
+}
+
 void ReverseMode::accumulate(Value primal, Value adjoint) {
   if (!adjoint)
     return;
+  tagProduct(primal, adjoint);
   Value &slot = adjoints[primal];
   if (!slot) {
     slot = adjoint;
@@ -60,7 +86,24 @@ LogicalResult ReverseMode::run(ArrayRef<Operation *> forwardOps) {
         op->getOperands(), [&](Value v) { return varied.contains(v); });
     if (!hasAdjoint || !hasVariedOperand)
       continue;
-    if (failed(differentiate(op)))
+    // Record what the rule of a quantized layer creates, to tag its products.
+    struct Recorder : OpBuilder::Listener {
+      llvm::DenseSet<Operation *> &ops;
+      explicit Recorder(llvm::DenseSet<Operation *> &ops) : ops(ops) {}
+      void notifyOperationInserted(Operation *op,
+                                   OpBuilder::InsertPoint) override {
+        ops.insert(op);
+      }
+    } recorder(created);
+    currentLayer = op->getAttrOfType<IntegerAttr>(kLayerAttrName);
+    OpBuilder::Listener *previous = builder.getListener();
+    if (currentLayer)
+      builder.setListener(&recorder);
+    LogicalResult result = differentiate(op);
+    builder.setListener(previous);
+    currentLayer = {};
+    created.clear();
+    if (failed(result))
       return failure();
   }
   return success();

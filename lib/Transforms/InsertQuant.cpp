@@ -272,6 +272,8 @@ void InsertQuantPass::runOnOperation() {
         controls.step, RoundingAttr::get(ctx, Rounding::Stochastic),
         b.getI64IntegerAttr(index));
     y.replaceAllUsesExcept(gradQuant.getResult(), gradQuant);
+    layer->setAttr(kLayerAttrName, b.getI64IntegerAttr(index));
+    layer->setAttr(kProductAttrName, b.getStringAttr("forward"));
     layer->emitRemark() << "layer " << index << " quantized"
                         << (weight ? ""
                                    : " (no parameter operand: both "

@@ -17,7 +17,7 @@
 //   CHECK-DAG:   %[[XQ:.*]] = qtrain.fake_quant %[[X]], %[[BITS]] role activation rounding nearest_even granularity<per_tensor> : tensor<4x5xf32>
 //   CHECK-DAG:   %[[RANGE:.*]] = qtrain.range_ema %[[X]], %[[EMA]] : tensor<4x5xf32>, tensor<2xf32>
 //       CHECK:   %[[WT:.*]] = linalg.transpose ins(%[[WQ]] :
-//       CHECK:   %[[Y:.*]] = linalg.matmul ins(%[[XQ]], %[[WT]] :
+//       CHECK:   %[[Y:.*]] = linalg.matmul {qtrain.layer = 0 : i64, qtrain.product = "forward"} ins(%[[XQ]], %[[WT]] :
 //       CHECK:   %[[E:.*]] = qtrain.grad_quant %[[Y]], %[[GBITS]] rounding stochastic seed(%[[SEED]], %[[STEP]]) : tensor<4x3xf32>
 //       CHECK:   return %[[E]], %[[RANGE]]
 // STATIC: module attributes {qtrain.grad_schedule = #qtrain.static<4>, qtrain.schedule = #qtrain.static<6>}

@@ -30,7 +30,8 @@ import random
 import re
 import sys
 
-ELEMENTS = {"f32": ctypes.c_float, "f64": ctypes.c_double, "i64": ctypes.c_int64}
+ELEMENTS = {"f32": ctypes.c_float, "f64": ctypes.c_double,
+            "i32": ctypes.c_int32, "i64": ctypes.c_int64}
 SCALARS = {"f32": ctypes.c_float, "f64": ctypes.c_double,
            "i32": ctypes.c_int32, "i64": ctypes.c_int64}
 
@@ -100,6 +101,9 @@ def main():
     ap.add_argument("--grad-bits", type=int, default=0)
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--slot", type=int, default=0,
+                    help="variant index written to every site's slot "
+                         "(steps built by qtrain-materialize-variants)")
     ap.add_argument("--schedule-csv")
     ap.add_argument("--data")
     ap.add_argument("--eval-bits", type=int,
@@ -123,7 +127,7 @@ def main():
     buffers, call, states = [], [], []
     for i, (t, attrs) in enumerate(args):
         t = t.strip()
-        m = re.fullmatch(r"tensor<((?:\d+x)*)(f32|f64|i64)>", t)
+        m = re.fullmatch(r"tensor<((?:\d+x)*)(f32|f64|i32|i64)>", t)
         if m:
             dims = [int(d) for d in m.group(1).split("x") if d]
             n = 1
@@ -136,6 +140,9 @@ def main():
                     arr[k] = rng.uniform(-bound, bound)
             elif "qtrain.state" in (attrs or ""):
                 pass  # running statistics start at zero
+            elif 'qtrain.control = "slots"' in (attrs or ""):
+                for k in range(n):
+                    arr[k] = opts.slot
             elif i >= 2 * params and m.group(2) == "i64":
                 for k in range(n):
                     arr[k] = rng.randrange(classes)
@@ -170,7 +177,7 @@ def main():
     data_x = data_labels = None
     if opts.data:
         x_buf = buffers[2 * params]
-        label_buf = next(b for b in buffers if isinstance(b[0], int))
+        label_buf = next(b for b in buffers if b._type_ is ctypes.c_int64)
         _, images = read_idx(opts.data, "train-images-idx3-ubyte")
         count, labels_raw = read_idx(opts.data, "train-labels-idx1-ubyte")
         batch = len(label_buf)

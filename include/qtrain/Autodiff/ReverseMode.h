@@ -24,9 +24,10 @@ namespace mlir::qtrain {
 /// results have an adjoint are differentiated, and only varied operands
 /// receive gradients, so no gradient is computed for the data input.
 ///
-/// Every differentiated op records its backward ops with the attribute
-/// `qtrain.bwd_of` (the forward op's position), so later passes can find the
-/// backward products of a layer.
+/// The backward products of a quantized layer (an op that
+/// qtrain-insert-quant tagged with `qtrain.layer = k`) get the same
+/// `qtrain.layer` and `qtrain.product = "input_grad"` or `"weight_grad"`, so
+/// later passes can find the three products of each layer.
 class ReverseMode {
 public:
   ReverseMode(OpBuilder &builder, Block &body, ArrayRef<Value> wrt);
@@ -49,10 +50,17 @@ public:
 
 private:
   LogicalResult differentiate(Operation *op);
+  /// Tags the product `adjoint` computes (the gradient of `primal` through a
+  /// quantized layer) with the layer's `qtrain.layer` and a `qtrain.product`.
+  void tagProduct(Value primal, Value adjoint);
 
   OpBuilder &builder;
   llvm::DenseMap<Value, Value> adjoints;
   llvm::DenseSet<Value> varied;
+  /// While a layer (an op with `qtrain.layer`) is differentiated: its index
+  /// and the ops its rule creates.
+  IntegerAttr currentLayer;
+  llvm::DenseSet<Operation *> created;
 };
 
 //===----------------------------------------------------------------------===//

@@ -252,4 +252,54 @@ def InferRolesPass : Pass<"qtrain-infer-roles", "::mlir::ModuleOp"> {
   ];
 }
 
+def MaterializeVariantsPass : Pass<"qtrain-materialize-variants",
+                                   "::mlir::ModuleOp"> {
+  let summary = "One specialized kernel per site and precision, selected by slot";
+  let description = [{
+    Runs on the output of `qtrain-autodiff`. Every quantized layer is a
+    kernel site (`qtrain.layer = k`) with three products: the forward op
+    (`qtrain.product = "forward"`) and the two backward products
+    (`"input_grad"`, `"weight_grad"`). Each product is outlined, together
+    with the quantizers (and transposes and paddings of quantized values)
+    that feed it, into functions, one per precision the site can run at,
+    with the bitwidths as constants:
+
+    ```
+    @train_step_site1_forward_b4(...)          forward at 4 bits
+    @train_step_site1_input_grad_b4_g8(...)    input gradient at 4/8 bits
+    @eval_step_site1_forward_b4(...)           forward with running ranges
+    ```
+
+    The site's variant list is (0, 0) when `fp32` is set, then every
+    (bits, grad_bits) of `bits` x `grad-bits`. The step gains the argument
+    `%slots: tensor<N x i32> {qtrain.control = "slots"}` (one entry per
+    site, before the labels of `@train_step`, last in `@eval_step`), and
+    each product becomes an `scf.index_switch` on its site's slot that calls
+    the variant; the runtime writes the variant index to the slot before
+    each step. The variant functions carry `qtrain.variant = {site, product,
+    bits, grad_bits}`; the module gets `qtrain.sites` (the variant list of
+    every site, with the site's op and MACs) for the bundle manifest.
+
+    A request for more variant functions than `max-variants` is refused with
+    the numbers. One remark per site gives its op, MACs and variant count.
+  }];
+  let options = [
+    Option<"bits", "bits", "std::string", /*default=*/"\"3:8\"",
+           "Forward precisions: a range MIN:MAX or a list B,B,...">,
+    Option<"gradBits", "grad-bits", "std::string", /*default=*/"\"8\"",
+           "Backward (error) precisions: a range MIN:MAX or a list">,
+    Option<"fp32", "fp32", "bool", /*default=*/"true",
+           "Also materialize the full-precision variant (0/0)">,
+    Option<"maxVariants", "max-variants", "unsigned", /*default=*/"1000",
+           "Refuse requests that would create more variant functions">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+  let statistics = [
+    Statistic<"numVariants", "variants", "Variant functions created">,
+  ];
+}
+
 #endif // QTRAIN_TRANSFORMS_PASSES_TD

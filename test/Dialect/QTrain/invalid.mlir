@@ -313,7 +313,7 @@ func.func @state_kind(%s: tensor<2xf32> {qtrain.state = "momentum"}) { return }
 
 // -----
 
-// expected-error @+1 {{'qtrain.control' must be "bits", "grad_bits", "seed" or "step", got "lr"}}
+// expected-error @+1 {{'qtrain.control' must be "bits", "grad_bits", "seed", "step" or "slots", got "lr"}}
 func.func @control_kind(%lr: f32 {qtrain.control = "lr"}) { return }
 
 // -----

@@ -1,0 +1,369 @@
+//===- MaterializeVariants.cpp - Kernel variants per precision ---*- C++
+//-*-===//
+//
+// qtrain-materialize-variants: outlines the three products of every
+// quantized layer (a kernel site) into one function per precision, with the
+// bitwidths as constants, and dispatches to them through a slot the runtime
+// fills each step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/Transforms/Passes.h"
+
+#include "QTrain/QTrainAttrs.h"
+#include "QTrain/QTrainOps.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::qtrain {
+#define GEN_PASS_DEF_MATERIALIZEVARIANTSPASS
+#include "qtrain/Transforms/Passes.h.inc"
+} // namespace mlir::qtrain
+
+using namespace mlir;
+using namespace mlir::qtrain;
+
+namespace {
+
+/// A precision a site can run at: forward and backward bits (0 = fp32).
+struct Precision {
+  unsigned bits, gradBits;
+};
+
+struct MaterializeVariantsPass
+    : mlir::qtrain::impl::MaterializeVariantsPassBase<MaterializeVariantsPass> {
+  using MaterializeVariantsPassBase::MaterializeVariantsPassBase;
+  void runOnOperation() override;
+};
+
+} // namespace
+
+/// Parses "MIN:MAX" or "B,B,..." into bitwidths in [1, 16].
+static FailureOr<SmallVector<unsigned>>
+parseBits(StringRef text, StringRef option, ModuleOp module) {
+  SmallVector<unsigned> out;
+  auto fail = [&]() {
+    module.emitError("qtrain-materialize-variants: ")
+        << option << "='" << text
+        << "' must be a range MIN:MAX or a list of bitwidths in [1, 16]";
+    return failure();
+  };
+  unsigned lo, hi;
+  auto [first, second] = text.split(':');
+  if (!second.empty()) {
+    if (first.getAsInteger(10, lo) || second.getAsInteger(10, hi) || lo < 1 ||
+        hi > 16 || lo > hi)
+      return fail();
+    for (unsigned b = lo; b <= hi; ++b)
+      out.push_back(b);
+    return out;
+  }
+  SmallVector<StringRef> items;
+  text.split(items, ',');
+  for (StringRef item : items) {
+    unsigned b;
+    if (item.getAsInteger(10, b) || b < 1 || b > 16)
+      return fail();
+    if (!llvm::is_contained(out, b))
+      out.push_back(b);
+  }
+  if (out.empty())
+    return fail();
+  return out;
+}
+
+/// Pulls the quantizer feeding `v` (through transposes and paddings of its
+/// result) into `pulled`; returns whether `v` is such a quantized value.
+static bool pullQuantized(Value v, llvm::SetVector<Operation *> &pulled) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<FakeQuantOp>(def)) {
+    pulled.insert(def);
+    return true;
+  }
+  if (isa<linalg::TransposeOp, tensor::PadOp>(def) &&
+      pullQuantized(def->getOperand(0), pulled)) {
+    pulled.insert(def);
+    return true;
+  }
+  return false;
+}
+
+/// The multiply-accumulates of a linalg op: the product of its loop ranges.
+static int64_t countMacs(linalg::LinalgOp op) {
+  int64_t macs = 1;
+  for (int64_t range : op.getStaticLoopRanges())
+    macs *= ShapedType::isDynamic(range) ? 1 : range;
+  return macs;
+}
+
+namespace {
+
+/// One product of a site, outlined: what the variants take and compute.
+struct Outline {
+  Operation *product;
+  int64_t site;
+  StringRef kind;
+  /// The ops cloned into every variant, in program order, product last.
+  SmallVector<Operation *> ops;
+  /// The values the variants take as arguments.
+  SmallVector<Value> args;
+};
+
+} // namespace
+
+static Outline outline(Operation *product, int64_t site, StringRef kind) {
+  Outline result{product, site, kind, {}, {}};
+  llvm::SetVector<Operation *> pulled;
+  for (Value operand : product->getOperands())
+    (void)pullQuantized(operand, pulled);
+  SmallVector<Operation *> ops(pulled.begin(), pulled.end());
+  llvm::sort(ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  ops.push_back(product);
+  llvm::SetVector<Value> args;
+  llvm::DenseSet<Operation *> inside(ops.begin(), ops.end());
+  for (Operation *op : ops) {
+    SmallVector<Value> used(op->getOperands());
+    llvm::SetVector<Value> above;
+    getUsedValuesDefinedAbove(op->getRegions(), above);
+    used.append(above.begin(), above.end());
+    for (auto [i, v] : llvm::enumerate(used)) {
+      Operation *def = v.getDefiningOp();
+      if (def && (inside.contains(def) ||
+                  isa<arith::ConstantOp, tensor::EmptyOp>(def)))
+        continue;
+      // The precision of a quantizer becomes a constant of each variant.
+      if (auto quant = dyn_cast<FakeQuantOp>(op);
+          quant && i < op->getNumOperands() && v == quant.getBits())
+        continue;
+      args.insert(v);
+    }
+  }
+  result.ops = std::move(ops);
+  result.args.assign(args.begin(), args.end());
+  return result;
+}
+
+/// Builds the variant of `o` at precision `p` as a function.
+static func::FuncOp buildVariant(ModuleOp module, const Outline &o, Precision p,
+                                 StringRef name) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  SmallVector<Type> argTypes;
+  for (Value v : o.args)
+    argTypes.push_back(v.getType());
+  auto fn = func::FuncOp::create(
+      b, o.product->getLoc(), name,
+      FunctionType::get(ctx, argTypes, o.product->getResultTypes()));
+  // Public: each variant is a symbol of the bundle's library.
+  fn->setAttr(
+      kVariantAttrName,
+      b.getDictionaryAttr(
+          {b.getNamedAttr("site", b.getI64IntegerAttr(o.site)),
+           b.getNamedAttr("product", b.getStringAttr(o.kind)),
+           b.getNamedAttr("bits", b.getI32IntegerAttr(p.bits)),
+           b.getNamedAttr("grad_bits", b.getI32IntegerAttr(p.gradBits))}));
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  IRMapping map;
+  for (auto [v, arg] : llvm::zip(o.args, entry->getArguments()))
+    map.map(v, arg);
+  Value bits = arith::ConstantOp::create(b, o.product->getLoc(),
+                                         b.getI32IntegerAttr(p.bits));
+  Value gradBits = arith::ConstantOp::create(b, o.product->getLoc(),
+                                             b.getI32IntegerAttr(p.gradBits));
+  // Constants and empty inits used by the cloned ops (padding values,
+  // transpose destinations).
+  for (Operation *op : o.ops) {
+    llvm::SetVector<Value> above;
+    getUsedValuesDefinedAbove(op->getRegions(), above);
+    SmallVector<Value> used(op->getOperands());
+    used.append(above.begin(), above.end());
+    for (Value v : used) {
+      Operation *def = v.getDefiningOp();
+      if (def && isa<arith::ConstantOp, tensor::EmptyOp>(def) &&
+          !map.contains(v))
+        map.map(v, b.clone(*def)->getResult(0));
+    }
+  }
+  Operation *last = nullptr;
+  for (Operation *op : o.ops) {
+    if (auto quant = dyn_cast<FakeQuantOp>(op))
+      map.map(quant.getBits(),
+              quant.getRole() == Role::Error ? gradBits : bits);
+    last = b.clone(*op, map);
+  }
+  func::ReturnOp::create(b, o.product->getLoc(), last->getResults());
+  return fn;
+}
+
+void MaterializeVariantsPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  FailureOr<SmallVector<unsigned>> bitList = parseBits(bits, "bits", module);
+  FailureOr<SmallVector<unsigned>> gradList =
+      parseBits(gradBits, "grad-bits", module);
+  if (failed(bitList) || failed(gradList))
+    return signalPassFailure();
+  SmallVector<Precision> precisions;
+  if (fp32)
+    precisions.push_back({0, 0});
+  for (unsigned b : *bitList)
+    for (unsigned g : *gradList)
+      precisions.push_back({b, g});
+
+  // The products of every site, per function.
+  SmallVector<std::pair<func::FuncOp, SmallVector<Outline>>> work;
+  /// Each site's forward op: its name, MACs and location.
+  struct SiteInfo {
+    std::string op = "unknown";
+    int64_t macs = 0;
+    Location loc;
+  };
+  llvm::SmallDenseMap<int64_t, SiteInfo> siteInfo;
+  int64_t numSites = 0;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    SmallVector<Outline> outlines;
+    fn.walk([&](Operation *op) {
+      auto site = op->getAttrOfType<IntegerAttr>(kLayerAttrName);
+      auto kind = op->getAttrOfType<StringAttr>(kProductAttrName);
+      if (!site || !kind)
+        return;
+      outlines.push_back(outline(op, site.getInt(), kind.getValue()));
+      numSites = std::max(numSites, site.getInt() + 1);
+      if (kind.getValue() == "forward")
+        siteInfo.try_emplace(site.getInt(),
+                             SiteInfo{op->getName().getStringRef().str(),
+                                      countMacs(cast<linalg::LinalgOp>(op)),
+                                      op->getLoc()});
+    });
+    if (!outlines.empty())
+      work.push_back({fn, std::move(outlines)});
+  }
+  if (work.empty()) {
+    module.emitError("qtrain-materialize-variants: no kernel sites (ops with "
+                     "qtrain.layer); run qtrain-insert-quant and "
+                     "qtrain-autodiff first");
+    return signalPassFailure();
+  }
+
+  // Forward variants depend on bits only; backward ones on both.
+  int64_t forwardPerSite = (fp32 ? 1 : 0) + bitList->size();
+  int64_t backwardPerSite = precisions.size();
+  int64_t forwardProducts = 0, backwardProducts = 0;
+  for (auto &entry : work)
+    for (Outline &o : entry.second)
+      ++(o.kind == "forward" ? forwardProducts : backwardProducts);
+  int64_t total =
+      forwardProducts * forwardPerSite + backwardProducts * backwardPerSite;
+  if (total > maxVariants) {
+    module.emitError("qtrain-materialize-variants: ")
+        << forwardProducts << " forward products x " << forwardPerSite << " + "
+        << backwardProducts << " backward products x " << backwardPerSite
+        << " = " << total << " variant functions exceed max-variants="
+        << static_cast<unsigned>(maxVariants);
+    return signalPassFailure();
+  }
+
+  auto slotsType = RankedTensorType::get({numSites}, IntegerType::get(ctx, 32));
+  llvm::StringMap<func::FuncOp> created;
+  for (auto &[fn, outlines] : work) {
+    // The slots go after the last control or state argument.
+    unsigned slotIndex = 0;
+    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+      if (fn.getArgAttr(i, kControlAttrName) ||
+          fn.getArgAttr(i, kStateAttrName))
+        slotIndex = i + 1;
+    (void)fn.insertArgument(
+        slotIndex, slotsType,
+        DictionaryAttr::get(
+            ctx, {NamedAttribute(StringAttr::get(ctx, kControlAttrName),
+                                 StringAttr::get(ctx, "slots"))}),
+        fn.getLoc());
+    Value slots = fn.getArgument(slotIndex);
+
+    for (Outline &o : outlines) {
+      // One function per distinct precision of this product.
+      SmallVector<func::FuncOp> perCase;
+      for (Precision p : precisions) {
+        // Named after the step too: the evaluation step's forward products
+        // read running ranges, so they take other arguments.
+        std::string name = fn.getSymName().str() + "_site" +
+                           std::to_string(o.site) + "_" + o.kind.str() + "_b" +
+                           std::to_string(p.bits);
+        Precision used = p;
+        if (o.kind == "forward")
+          used.gradBits = 0;
+        else
+          name += "_g" + std::to_string(p.gradBits);
+        func::FuncOp &variant = created[name];
+        if (!variant) {
+          variant = buildVariant(module, o, used, name);
+          ++numVariants;
+        }
+        perCase.push_back(variant);
+      }
+      // The product becomes a switch on its site's slot.
+      OpBuilder b(o.product);
+      Location loc = o.product->getLoc();
+      Value position = arith::ConstantIndexOp::create(b, loc, o.site);
+      Value slot = tensor::ExtractOp::create(b, loc, slots, position);
+      Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), slot);
+      SmallVector<int64_t> cases = llvm::to_vector(
+          llvm::seq<int64_t>(0, static_cast<int64_t>(perCase.size())));
+      auto dispatch = scf::IndexSwitchOp::create(
+          b, loc, o.product->getResultTypes(), index, cases, cases.size());
+      auto fill = [&](Region &region, func::FuncOp callee) {
+        Block *block = b.createBlock(&region);
+        b.setInsertionPointToStart(block);
+        auto call = func::CallOp::create(b, loc, callee, o.args);
+        scf::YieldOp::create(b, loc, call.getResults());
+      };
+      for (auto [region, callee] :
+           llvm::zip(dispatch.getCaseRegions(), perCase))
+        fill(region, callee);
+      // The runtime only writes valid indices; default to the first variant.
+      fill(dispatch.getDefaultRegion(), perCase.front());
+      o.product->replaceAllUsesWith(dispatch.getResults());
+    }
+    for (Outline &o : outlines)
+      o.product->erase();
+    // Quantizers now live in the variants; drop the copies left unused.
+    SmallVector<Operation *> ops;
+    fn.walk([&](Operation *op) { ops.push_back(op); });
+    for (Operation *op : llvm::reverse(ops))
+      if (isa<FakeQuantOp, linalg::TransposeOp, tensor::PadOp>(op) &&
+          op->use_empty())
+        op->erase();
+  }
+
+  // What the bundle manifest needs: each site's op, MACs and variants.
+  OpBuilder b(ctx);
+  SmallVector<Attribute> sites;
+  for (int64_t site = 0; site < numSites; ++site) {
+    auto info = siteInfo.find(site);
+    SmallVector<Attribute> variants;
+    for (Precision p : precisions)
+      variants.push_back(b.getDenseI32ArrayAttr(
+          {static_cast<int32_t>(p.bits), static_cast<int32_t>(p.gradBits)}));
+    bool known = info != siteInfo.end();
+    sites.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("name", b.getStringAttr("site" + std::to_string(site))),
+         b.getNamedAttr("op",
+                        b.getStringAttr(known ? info->second.op : "unknown")),
+         b.getNamedAttr("macs",
+                        b.getI64IntegerAttr(known ? info->second.macs : 0)),
+         b.getNamedAttr("variants", b.getArrayAttr(variants))}));
+    if (known)
+      emitRemark(info->second.loc)
+          << "site " << site << " (" << info->second.op << ", "
+          << info->second.macs << " MACs): " << precisions.size()
+          << " precisions";
+  }
+  module->setAttr(kSitesAttrName, b.getArrayAttr(sites));
+}
