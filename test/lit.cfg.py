@@ -57,5 +57,6 @@ config.substitutions.append(
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["qtrain-opt", "qtrain-schedule", "qtrain-quant-check"], [config.qtrain_tools_dir]
+    ["qtrain-opt", "qtrain-compile", "qtrain-schedule", "qtrain-quant-check",
+     "qtrain-train-toy"], [config.qtrain_tools_dir]
 )

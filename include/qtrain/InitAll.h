@@ -15,7 +15,8 @@ class DialectRegistry;
 namespace mlir::qtrain {
 
 /// Registers the dialects qtrain reads and writes: func, arith, math, tensor,
-/// linalg, memref, scf, bufferization and qtrain.
+/// linalg, memref, scf, bufferization, cf, llvm and qtrain, and the
+/// bufferization models the CPU lowering needs.
 void registerAllDialects(DialectRegistry &registry);
 
 /// Registers qtrain's passes and pipelines, and the upstream passes its

@@ -1,0 +1,72 @@
+//===- Bundle.h - Write a training bundle -----------------------*- C++ -*-===//
+//
+// The compiler side of docs/bundle.md: what the manifest says about a
+// materialized training module, the packed entry points of the step ABI,
+// object code for the host, and the bundle directory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QTRAIN_BUNDLE_BUNDLE_H
+#define QTRAIN_BUNDLE_BUNDLE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::qtrain {
+
+/// A tensor of the step's interface.
+struct TensorInfo {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::string dtype; // "f32" or "i64"
+  /// Parameters: "kaiming_uniform", "bias_uniform" or "file".
+  std::string init;
+  int64_t fanIn = 0;
+  /// The initial value (qtrain.init) of a "file" parameter, raw bytes.
+  std::vector<char> data;
+};
+
+/// A kernel site and its precisions.
+struct SiteInfo {
+  std::string name, op;
+  int64_t macs = 0;
+  std::vector<std::pair<int, int>> precisions;
+};
+
+/// What the manifest says, read from the module after
+/// qtrain-materialize-variants and before lowering.
+struct StepInfo {
+  int64_t batch = 0, classes = 0;
+  TensorInfo input, labels;
+  std::vector<TensorInfo> parameters, state;
+  std::vector<std::string> controls;
+  std::vector<SiteInfo> sites;
+};
+
+/// Reads @train_step, @eval_step and qtrain.sites; errors name what is
+/// missing.
+FailureOr<StepInfo> collectStepInfo(ModuleOp module);
+
+/// Adds `qtrain_train_step(ptr)` and `qtrain_eval_step(ptr)` to a module
+/// lowered to the LLVM dialect: each loads its arguments from an array of
+/// pointers (docs/bundle.md, "The step ABI") and calls the step.
+LogicalResult addPackedEntryPoints(ModuleOp module);
+
+/// Translates the LLVM-dialect module to LLVM IR, optimizes it (O3) and
+/// emits an object file for the host triple and `cpu` ("native" for the
+/// host CPU, or a name such as "x86-64" for a portable bundle).
+LogicalResult emitObjectFile(ModuleOp module, StringRef cpu, StringRef path);
+
+/// Writes manifest.json and params/*.bin into `dir`. `library` is the
+/// shared object's file name, `flags` the compiler's command line.
+LogicalResult writeManifest(const StepInfo &info, StringRef dir,
+                            StringRef library, StringRef schedule,
+                            StringRef gradSchedule, StringRef flags,
+                            Location loc);
+
+} // namespace mlir::qtrain
+
+#endif // QTRAIN_BUNDLE_BUNDLE_H

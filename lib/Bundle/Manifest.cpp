@@ -1,0 +1,222 @@
+//===- Manifest.cpp - The bundle manifest -----------------------*- C++ -*-===//
+//
+// Reads the step's interface from a materialized training module and writes
+// manifest.json (docs/bundle.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/Bundle/Bundle.h"
+
+#include "QTrain/QTrainAttrs.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::qtrain;
+
+static TensorInfo tensorInfo(Type type, std::string name) {
+  TensorInfo info;
+  info.name = std::move(name);
+  auto tensor = cast<RankedTensorType>(type);
+  info.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  info.dtype = tensor.getElementType().isF32() ? "f32" : "i64";
+  return info;
+}
+
+/// The raw bytes of an initial value, or an empty vector for a splat or an
+/// unreadable blob.
+static std::vector<char> rawData(Attribute init) {
+  if (auto blob = dyn_cast<DenseResourceElementsAttr>(init)) {
+    if (AsmResourceBlob *data = blob.getRawHandle().getBlob())
+      return {data->getData().begin(), data->getData().end()};
+    return {};
+  }
+  if (auto dense = dyn_cast<DenseElementsAttr>(init); dense && !dense.isSplat())
+    return {dense.getRawData().begin(), dense.getRawData().end()};
+  return {};
+}
+
+FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
+  auto train = module.lookupSymbol<func::FuncOp>("train_step");
+  auto eval = module.lookupSymbol<func::FuncOp>("eval_step");
+  auto sites = module->getAttrOfType<ArrayAttr>(kSitesAttrName);
+  if (!train || !eval || !sites)
+    return module.emitError(
+        "qtrain-compile: the module needs @train_step, @eval_step and "
+        "qtrain.sites (run qtrain-autodiff and qtrain-materialize-variants)");
+  StepInfo info;
+  auto logits = cast<RankedTensorType>(eval.getResultTypes()[0]);
+  info.batch = logits.getDimSize(0);
+  info.classes = logits.getDimSize(1);
+
+  int64_t lastFanIn = 1;
+  bool sawInput = false;
+  for (unsigned i = 0, e = train.getNumArguments(); i < e; ++i) {
+    Type type = train.getArgumentTypes()[i];
+    if (train.getArgAttr(i, kParamAttrName)) {
+      TensorInfo param =
+          tensorInfo(type, "param" + std::to_string(info.parameters.size()));
+      if (Attribute init = train.getArgAttr(i, kInitAttrName))
+        param.data = rawData(init);
+      if (!param.data.empty()) {
+        param.init = "file";
+      } else if (param.shape.size() >= 2) {
+        param.init = "kaiming_uniform";
+        param.fanIn = 1;
+        for (size_t d = 1; d < param.shape.size(); ++d)
+          param.fanIn *= param.shape[d];
+        lastFanIn = param.fanIn;
+      } else {
+        // A bias: PyTorch bounds it by the fan-in of its layer's weight,
+        // which precedes it.
+        param.init = "bias_uniform";
+        param.fanIn = lastFanIn;
+      }
+      info.parameters.push_back(std::move(param));
+      continue;
+    }
+    if (auto control =
+            train.getArgAttrOfType<StringAttr>(i, kControlAttrName)) {
+      // The slots are implied by the sites; the manifest lists the scalars.
+      if (control.getValue() != "slots")
+        info.controls.push_back(control.getValue().str());
+      continue;
+    }
+    if (train.getArgAttr(i, kStateAttrName)) {
+      info.state.push_back(
+          tensorInfo(type, "state" + std::to_string(info.state.size())));
+      continue;
+    }
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      continue; // lr, momentum, weight decay
+    if (tensor.getElementType().isInteger(64)) {
+      info.labels = tensorInfo(type, "labels");
+      continue;
+    }
+    if (i >= 2 * info.parameters.size() && !sawInput) {
+      info.input = tensorInfo(type, "x");
+      sawInput = true;
+    }
+  }
+  if (!sawInput || info.labels.shape.empty())
+    return train.emitError("qtrain-compile: @train_step has no input batch "
+                           "or no class labels (cross-entropy loss needed)");
+
+  for (Attribute entry : sites) {
+    auto dict = cast<DictionaryAttr>(entry);
+    SiteInfo site;
+    site.name = cast<StringAttr>(dict.get("name")).str();
+    site.op = cast<StringAttr>(dict.get("op")).str();
+    site.macs = cast<IntegerAttr>(dict.get("macs")).getInt();
+    for (Attribute variant : cast<ArrayAttr>(dict.get("variants"))) {
+      auto bits = cast<DenseI32ArrayAttr>(variant).asArrayRef();
+      site.precisions.push_back({bits[0], bits[1]});
+    }
+    info.sites.push_back(std::move(site));
+  }
+  return info;
+}
+
+static llvm::json::Array shapeOf(const TensorInfo &t) {
+  llvm::json::Array shape;
+  for (int64_t d : t.shape)
+    shape.push_back(d);
+  return shape;
+}
+
+static llvm::json::Object tensorJson(const TensorInfo &t) {
+  return llvm::json::Object{
+      {"name", t.name}, {"shape", shapeOf(t)}, {"dtype", t.dtype}};
+}
+
+LogicalResult mlir::qtrain::writeManifest(const StepInfo &info, StringRef dir,
+                                          StringRef library, StringRef schedule,
+                                          StringRef gradSchedule,
+                                          StringRef flags, Location loc) {
+  llvm::SmallString<256> paramsDir(dir);
+  llvm::sys::path::append(paramsDir, "params");
+  if (std::error_code ec = llvm::sys::fs::create_directories(paramsDir))
+    return emitError(loc, "qtrain-compile: cannot create ")
+           << paramsDir << ": " << ec.message();
+
+  llvm::json::Array parameters;
+  for (const TensorInfo &p : info.parameters) {
+    llvm::json::Object entry = tensorJson(p);
+    if (p.init == "file") {
+      std::string rel = "params/" + p.name + ".bin";
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, rel);
+      std::error_code ec;
+      llvm::raw_fd_ostream os(path, ec);
+      if (ec)
+        return emitError(loc, "qtrain-compile: cannot write ")
+               << path << ": " << ec.message();
+      os.write(p.data.data(), p.data.size());
+      entry["init"] = llvm::json::Object{{"kind", "file"}, {"path", rel}};
+    } else {
+      entry["init"] = llvm::json::Object{{"kind", p.init}, {"fan_in", p.fanIn}};
+    }
+    parameters.push_back(std::move(entry));
+  }
+  llvm::json::Array state;
+  for (const TensorInfo &s : info.state) {
+    llvm::json::Object entry = tensorJson(s);
+    entry["kind"] = "ema";
+    state.push_back(std::move(entry));
+  }
+  llvm::json::Array controls;
+  for (const std::string &c : info.controls)
+    controls.push_back(c);
+  llvm::json::Array sites;
+  for (const SiteInfo &site : info.sites) {
+    llvm::json::Array variants;
+    for (auto [bits, gradBits] : site.precisions) {
+      std::string symbol =
+          "train_step_" + site.name + "_forward_b" + std::to_string(bits);
+      variants.push_back(llvm::json::Object{
+          {"bits", bits}, {"grad_bits", gradBits}, {"symbol", symbol}});
+    }
+    sites.push_back(llvm::json::Object{{"name", site.name},
+                                       {"op", site.op},
+                                       {"macs", site.macs},
+                                       {"variants", std::move(variants)}});
+  }
+  llvm::json::Object labels{{"shape", shapeOf(info.labels)},
+                            {"dtype", info.labels.dtype}};
+  llvm::json::Object manifest{
+      {"format", "qtrain-bundle"},
+      {"version", 1},
+      {"compiler", llvm::json::Object{{"name", "qtrain-compile"},
+                                      {"version", "0.1.0"},
+                                      {"flags", flags}}},
+      {"library", library},
+      {"entry", llvm::json::Object{{"train", "qtrain_train_step"},
+                                   {"eval", "qtrain_eval_step"}}},
+      {"batch", info.batch},
+      {"classes", info.classes},
+      {"input", tensorJson(info.input)},
+      {"labels", std::move(labels)},
+      {"parameters", std::move(parameters)},
+      {"state", std::move(state)},
+      {"controls", std::move(controls)},
+      {"schedule", schedule},
+      {"grad_schedule", gradSchedule},
+      {"sites", std::move(sites)}};
+
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, "manifest.json");
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return emitError(loc, "qtrain-compile: cannot write ")
+           << path << ": " << ec.message();
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
+  return success();
+}

@@ -1,0 +1,230 @@
+//===- Trainer.h - Buffers, selection and steps -----------------*- C++ -*-===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// A Trainer runs the compiled steps of a Bundle (docs/bundle.md): it owns
+/// the parameters, momentum and state, evaluates the precision schedule
+/// every step, selects each site's kernel variant and calls the library.
+/// It is the C++ API; qtrain.h is a flat C API over it.
+///
+/// Selection. Under a CPT-style schedule every site runs at the same
+/// (bits, grad_bits) in a step, so create() precomputes, for every step
+/// class (bits, grad_bits) in [0, 16]^2 that every site has a variant for,
+/// the row of slot values of all sites, and a 17 x 17 table from the class
+/// to its row. A step then costs two scheduleBits() calls, one table load
+/// and an O(sites) copy of the row into the slot array; no search, no
+/// recompilation. The schedules are checked before the first step
+/// (validateSchedule()): every class they can produce must have a row.
+///
+/// Buffers. Parameters, momentum and state are double-buffered: step()
+/// passes the current set as inputs and the other set as outputs (the ABI
+/// forbids aliasing), then flips which set is current. The two packed
+/// argument arrays (one per parity) are built once in create(); a step
+/// only stores x, labels and the control scalars. Buffers are 64-byte
+/// aligned.
+///
+/// Initialization (deterministic, independent of parameter order):
+/// parameter P of a run with seed S takes its random words from the
+/// Philox4x32-10 stream of Philox.h with
+///   key = S,  streamId = FNV-1a-32(P's name),  step = 0xFFFFFFFF
+/// (a step the int32 ABI step counter never reaches, so init never shares
+/// a counter with training noise). Element i gets
+///   u_i = uniformNoise(word(i))       in [-0.5, 0.5), exact
+///   w_i = (2 * u_i) * b               in [-b, b), b = float(1 / sqrt(fan_in))
+/// for kaiming_uniform and bias_uniform alike (both U(-b, b) with the same
+/// b, docs/bundle.md). zeros gives 0; file copies the bundle's file.
+/// Momentum and state start at zero.
+///
+/// Trainers share nothing but their (read-only) Bundle: several may run in
+/// one process, each on one thread at a time.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef QTRAIN_RUNTIME_TRAINER_H
+#define QTRAIN_RUNTIME_TRAINER_H
+
+#include "qtrain/runtime/Bundle.h"
+#include "qtrain/runtime/Schedule.h"
+#include "qtrain/runtime/Status.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qtrain::rt {
+
+/// What a training run uses besides the bundle.
+struct TrainerOptions {
+  /// Forward schedule (Schedule.h's grammar); empty: the bundle's
+  /// `schedule`.
+  std::string schedule;
+  /// Backward (error) bits schedule; empty: the bundle's `grad_schedule`.
+  std::string gradSchedule;
+  /// Total steps T the schedules are laid out over: in [1, 2^31 - 1] and,
+  /// for cyclic schedules, at least the number of cycles. Steps past T
+  /// continue the periodic pattern.
+  int64_t totalSteps = 0;
+  /// Seeds parameter init and is passed to every step.
+  uint64_t seed = 0;
+  /// SGD hyper-parameters, passed to every step; finite.
+  float learningRate = 0.01f;
+  float momentum = 0.9f;
+  float weightDecay = 0.0f;
+};
+
+/// eval()'s `bits` for "the schedule's bits at the current step".
+constexpr int kScheduleBits = -1;
+
+/// Checks, before any step, that the bundle has a variant for every
+/// (bits, grad_bits) the schedules can produce: Static gives its bits;
+/// Cyclic every integer in [min, max]; both schedules combine (all pairs).
+/// Learned schedules are refused (Unsupported). On a missing variant
+/// (MissingVariant) the message reads
+///   schedule 'cpt:3:8' needs 3-bit forward / 8-bit backward, but site
+///   'site1' has no such variant (it has 4/8 5/8 6/8 7/8 8/8)
+/// with `scheduleText` quoted as given.
+Status validateSchedule(const Manifest &manifest, const Schedule &schedule,
+                        std::string_view scheduleText,
+                        const Schedule &gradSchedule,
+                        std::string_view gradScheduleText,
+                        ErrorKind *kind = nullptr);
+
+/// A training run of one bundle. Create with create(); not copyable or
+/// movable (the packed argument arrays point into it).
+class Trainer {
+public:
+  /// Validates `options` against the bundle (schedules parse, are not
+  /// learned, fit totalSteps and are servable), allocates and initializes
+  /// the buffers. On failure `out` is unchanged.
+  static Status create(std::shared_ptr<const Bundle> bundle,
+                       const TrainerOptions &options,
+                       std::unique_ptr<Trainer> &out,
+                       ErrorKind *kind = nullptr);
+
+  ~Trainer();
+  Trainer(const Trainer &) = delete;
+  Trainer &operator=(const Trainer &) = delete;
+
+  /// Runs training step getStep(): selects the variants, calls the
+  /// library's train step on `x` (input numel floats) and `labels` (labels
+  /// numel class indices, each in [0, classes)), stores the loss, makes the
+  /// new buffers current and advances the step.
+  Status step(const float *x, const int64_t *labels, float &loss,
+              ErrorKind *kind = nullptr);
+
+  /// Runs the eval step on `x` with the current parameters and state,
+  /// writing batch x classes logits. `bits` is the forward precision, 0
+  /// for fp32, or kScheduleBits. Each site runs its variant with (bits,
+  /// the grad schedule's bits now) if it has one, else its first variant
+  /// with those forward bits (eval runs no backward); a site with neither
+  /// is an error (MissingVariant). Does not advance the step.
+  Status eval(const float *x, float *logits, int bits = kScheduleBits,
+              ErrorKind *kind = nullptr);
+
+  /// What step() does first: evaluates the schedules at `step` and writes
+  /// every site's variant index into the slot array. Exposed for
+  /// benchmarks and tests; step() calls it itself.
+  Status selectVariants(int64_t step, ErrorKind *kind = nullptr);
+
+  /// Steps taken so far, i.e. the index of the next step.
+  int64_t getStep() const { return stepIndex; }
+  /// The schedules' bits at `step` (0 = fp32).
+  int getBits(int64_t step) const;
+  int getGradBits(int64_t step) const;
+  /// Forward and backward bits of the last step taken; -1 before the first.
+  int getLastBits() const { return lastBits; }
+  int getLastGradBits() const { return lastGradBits; }
+  /// BitOps of the last step taken: the sum over sites of
+  /// bitOps(macs, bits, grad_bits) (Cost.h; fp32 counts as 32); 0 before
+  /// the first step.
+  double getLastBitOps() const { return lastBitOps; }
+  /// Sum of getLastBitOps() over all steps taken.
+  double getTotalBitOps() const { return totalBitOps; }
+  /// The slot array (one variant index per site) as selectVariants() last
+  /// wrote it.
+  const int32_t *getSlots() const { return slots.data(); }
+
+  const Bundle &getBundle() const { return *bundle; }
+  const Schedule &getSchedule() const { return schedule; }
+  const Schedule &getGradSchedule() const { return gradSchedule; }
+  const TrainerOptions &getOptions() const { return options; }
+
+  size_t getNumParameters() const;
+  const ParameterSpec &getParameterSpec(size_t index) const;
+  /// The current values of parameter `index` (numel floats); valid until
+  /// the next step().
+  const float *getParameterData(size_t index) const;
+  /// The index of the parameter named `name`, or -1.
+  int64_t findParameter(std::string_view name) const;
+  size_t getNumState() const;
+  const StateSpec &getStateSpec(size_t index) const;
+  /// The current values of state tensor `index`; valid until the next
+  /// step().
+  const float *getStateData(size_t index) const;
+  /// The current momentum buffer of parameter `index`.
+  const float *getMomentumData(size_t index) const;
+
+private:
+  Trainer() = default;
+  Status initialize(ErrorKind *kind);
+
+  /// 64-byte aligned float storage.
+  struct Buffer {
+    float *data = nullptr;
+    size_t count = 0;
+  };
+  static constexpr int kNumBitValues = kMaxScheduleBits + 1;
+
+  std::shared_ptr<const Bundle> bundle;
+  TrainerOptions options;
+  Schedule schedule;
+  Schedule gradSchedule;
+  size_t numParameters = 0;
+  size_t numState = 0;
+  size_t numSites = 0;
+
+  /// buffers[parity]: parameters, then momentum, then state.
+  std::array<std::vector<Buffer>, 2> buffers;
+  /// Which of the two buffer sets is current.
+  int current = 0;
+
+  /// classRow[bits * 17 + gradBits]: row of `rows` for that step class,
+  /// or -1 when some site has no variant for it.
+  std::array<int32_t, kNumBitValues * kNumBitValues> classRow{};
+  /// numSites slot values per servable class.
+  std::vector<int32_t> rows;
+  /// BitOps of a step of each servable class.
+  std::vector<double> classBitOps;
+  /// The slot arrays of train and eval steps (at least one element, so
+  /// that the pointers are never null).
+  std::vector<int32_t> slots;
+  std::vector<int32_t> evalSlots;
+
+  /// The packed argument arrays, per parity; see docs/bundle.md.
+  std::array<std::vector<void *>, 2> trainArgs;
+  std::array<std::vector<void *>, 2> evalArgs;
+  size_t trainInputIndex = 0, trainLabelsIndex = 0;
+  size_t evalInputIndex = 0, evalLogitsIndex = 0;
+
+  /// The scalars the argument arrays point to.
+  int32_t bitsArg = 0, gradBitsArg = 0, stepArg = 0;
+  int32_t evalBitsArg = 0, evalGradBitsArg = 0, evalStepArg = 0;
+  int64_t seedArg = 0;
+  float learningRateArg = 0, momentumArg = 0, weightDecayArg = 0;
+  float lossArg = 0;
+
+  int64_t stepIndex = 0;
+  int32_t selectedRow = -1;
+  int lastBits = -1, lastGradBits = -1;
+  double lastBitOps = 0, totalBitOps = 0;
+};
+
+} // namespace qtrain::rt
+
+#endif // QTRAIN_RUNTIME_TRAINER_H

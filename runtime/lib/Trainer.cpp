@@ -1,0 +1,463 @@
+//===- Trainer.cpp - Training a bundle: buffers, selection, steps --------===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/runtime/Trainer.h"
+
+#include "qtrain/runtime/Cost.h"
+#include "qtrain/runtime/Philox.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+using namespace qtrain::rt;
+
+namespace {
+
+/// Buffers are aligned for the widest vector loads compiled code may use.
+constexpr size_t kBufferAlignment = 64;
+/// The Philox "step" word of parameter init: the int32 ABI step counter
+/// never reaches it, so init never shares a counter with training noise.
+constexpr uint32_t kInitPhiloxStep = 0xFFFFFFFFu;
+constexpr int64_t kMaxStep = std::numeric_limits<int32_t>::max();
+
+Status failWith(ErrorKind *kind, ErrorKind what, std::string message) {
+  if (kind)
+    *kind = what;
+  return Status::error(std::move(message));
+}
+
+Status succeed(ErrorKind *kind) {
+  if (kind)
+    *kind = ErrorKind::None;
+  return Status::success();
+}
+
+std::string bitsName(int bits) {
+  return bits == 0 ? "fp32" : std::to_string(bits);
+}
+
+std::string bitsPhrase(int bits) {
+  return bits == 0 ? "fp32" : std::to_string(bits) + "-bit";
+}
+
+/// The variants of `site`, sorted: "3/8 4/8 ... fp32/fp32".
+std::string listVariants(const SiteSpec &site) {
+  std::vector<std::pair<int, int>> pairs;
+  for (const VariantSpec &v : site.variants)
+    pairs.emplace_back(v.bits, v.gradBits);
+  std::sort(pairs.begin(), pairs.end(), [](auto a, auto b) {
+    // fp32 (0) last: it is the widest.
+    auto key = [](int bits) { return bits == 0 ? 1000 : bits; };
+    return std::make_pair(key(a.first), key(a.second)) <
+           std::make_pair(key(b.first), key(b.second));
+  });
+  std::string text;
+  for (auto [bits, gradBits] : pairs) {
+    if (!text.empty())
+      text += ' ';
+    text += bitsName(bits) + "/" + bitsName(gradBits);
+  }
+  return text;
+}
+
+/// The index of `site`'s variant with (bits, gradBits), or -1.
+int32_t findVariant(const SiteSpec &site, int bits, int gradBits) {
+  for (size_t j = 0; j < site.variants.size(); ++j)
+    if (site.variants[j].bits == bits && site.variants[j].gradBits == gradBits)
+      return int32_t(j);
+  return -1;
+}
+
+/// The bits a schedule can produce, ascending.
+std::vector<int> reachableBits(const Schedule &schedule) {
+  if (schedule.kind == ScheduleKind::Static)
+    return {schedule.bits};
+  std::vector<int> bits;
+  for (int b = schedule.minBits; b <= schedule.maxBits; ++b)
+    bits.push_back(b);
+  return bits;
+}
+
+/// FNV-1a, 32 bits: the init stream id of a parameter name.
+uint32_t initStreamId(std::string_view name) {
+  uint32_t hash = 2166136261u;
+  for (char c : name) {
+    hash ^= uint8_t(c);
+    hash *= 16777619u;
+  }
+  return hash;
+}
+
+Status parseOne(std::string_view text, const char *what, bool fromOptions,
+                Schedule &out, ErrorKind *kind) {
+  if (Status s = parseSchedule(text, out); s.failed())
+    return failWith(
+        kind, fromOptions ? ErrorKind::InvalidArgument : ErrorKind::Format,
+        std::string(what) + ": " + s.message());
+  if (out.kind == ScheduleKind::Learned)
+    return failWith(kind, ErrorKind::Unsupported,
+                    std::string(what) + " '" + std::string(text) +
+                        "': ldp schedules need per-layer selection, not "
+                        "implemented yet");
+  return Status::success();
+}
+
+} // namespace
+
+Status qtrain::rt::validateSchedule(const Manifest &manifest,
+                                    const Schedule &schedule,
+                                    std::string_view scheduleText,
+                                    const Schedule &gradSchedule,
+                                    std::string_view gradScheduleText,
+                                    ErrorKind *kind) {
+  if (schedule.kind == ScheduleKind::Learned ||
+      gradSchedule.kind == ScheduleKind::Learned) {
+    bool forward = schedule.kind == ScheduleKind::Learned;
+    return failWith(
+        kind, ErrorKind::Unsupported,
+        std::string(forward ? "schedule '" : "grad schedule '") +
+            std::string(forward ? scheduleText : gradScheduleText) +
+            "': ldp schedules need per-layer selection, not implemented yet");
+  }
+  for (int bits : reachableBits(schedule))
+    for (int gradBits : reachableBits(gradSchedule))
+      for (const SiteSpec &site : manifest.sites)
+        if (findVariant(site, bits, gradBits) < 0)
+          return failWith(kind, ErrorKind::MissingVariant,
+                          "schedule '" + std::string(scheduleText) +
+                              "' needs " + bitsPhrase(bits) + " forward / " +
+                              bitsPhrase(gradBits) + " backward, but site '" +
+                              site.name + "' has no such variant (it has " +
+                              listVariants(site) + ")");
+  return succeed(kind);
+}
+
+Trainer::~Trainer() {
+  for (std::vector<Buffer> &set : buffers)
+    for (Buffer &b : set)
+      std::free(b.data);
+}
+
+Status Trainer::create(std::shared_ptr<const Bundle> bundle,
+                       const TrainerOptions &options,
+                       std::unique_ptr<Trainer> &out, ErrorKind *kind) {
+  if (!bundle)
+    return failWith(kind, ErrorKind::InvalidArgument, "trainer: no bundle");
+  const Manifest &m = bundle->getManifest();
+
+  std::unique_ptr<Trainer> t(new Trainer());
+  t->bundle = bundle;
+  t->options = options;
+  if (t->options.schedule.empty())
+    t->options.schedule = m.schedule;
+  if (t->options.gradSchedule.empty())
+    t->options.gradSchedule = m.gradSchedule;
+  const TrainerOptions &o = t->options;
+
+  if (Status s = parseOne(o.schedule, "schedule", !options.schedule.empty(),
+                          t->schedule, kind);
+      s.failed())
+    return s;
+  if (Status s = parseOne(o.gradSchedule, "grad schedule",
+                          !options.gradSchedule.empty(), t->gradSchedule, kind);
+      s.failed())
+    return s;
+  if (o.totalSteps < 1 || o.totalSteps > kMaxStep)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    "total steps must be in [1, 2^31 - 1], got " +
+                        std::to_string(o.totalSteps));
+  std::pair<const Schedule *, const std::string *> schedules[] = {
+      {&t->schedule, &o.schedule}, {&t->gradSchedule, &o.gradSchedule}};
+  for (auto [parsed, text] : schedules)
+    if (Status s = verifySchedule(*parsed, o.totalSteps); s.failed())
+      return failWith(kind, ErrorKind::InvalidArgument,
+                      "schedule '" + *text + "' over " +
+                          std::to_string(o.totalSteps) +
+                          " steps: " + s.message());
+  std::pair<const char *, float> hyper[] = {{"learning rate", o.learningRate},
+                                            {"momentum", o.momentum},
+                                            {"weight decay", o.weightDecay}};
+  for (auto [name, value] : hyper)
+    if (!std::isfinite(value))
+      return failWith(kind, ErrorKind::InvalidArgument,
+                      std::string(name) + " must be finite");
+
+  if (Status s = validateSchedule(m, t->schedule, o.schedule, t->gradSchedule,
+                                  o.gradSchedule, kind);
+      s.failed())
+    return s;
+  if (Status s = t->initialize(kind); s.failed())
+    return s;
+  out = std::move(t);
+  return succeed(kind);
+}
+
+Status Trainer::initialize(ErrorKind *kind) {
+  const Manifest &m = bundle->getManifest();
+  numParameters = m.parameters.size();
+  numState = m.state.size();
+  numSites = m.sites.size();
+
+  // The selection table: one row of slot values per servable step class.
+  classRow.fill(-1);
+  std::vector<int32_t> row(numSites);
+  for (int bits = 0; bits < kNumBitValues; ++bits) {
+    for (int gradBits = 0; gradBits < kNumBitValues; ++gradBits) {
+      double bitOpsSum = 0;
+      bool servable = true;
+      for (size_t i = 0; servable && i < numSites; ++i) {
+        row[i] = findVariant(m.sites[i], bits, gradBits);
+        servable = row[i] >= 0;
+        bitOpsSum += bitOps(double(m.sites[i].macs), bits, gradBits);
+      }
+      if (!servable)
+        continue;
+      classRow[bits * kNumBitValues + gradBits] = int32_t(classBitOps.size());
+      rows.insert(rows.end(), row.begin(), row.end());
+      classBitOps.push_back(bitOpsSum);
+    }
+  }
+  slots.assign(std::max<size_t>(numSites, 1), 0);
+  evalSlots.assign(std::max<size_t>(numSites, 1), 0);
+
+  // Buffers: parameters, momentum, state; two sets.
+  std::vector<const TensorSpec *> specs;
+  for (const ParameterSpec &p : m.parameters)
+    specs.push_back(&p);
+  for (const ParameterSpec &p : m.parameters)
+    specs.push_back(&p);
+  for (const StateSpec &s : m.state)
+    specs.push_back(&s);
+  for (std::vector<Buffer> &set : buffers) {
+    for (const TensorSpec *spec : specs) {
+      size_t bytes = size_t(spec->numel) * sizeof(float);
+      bytes =
+          (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+      Buffer b;
+      b.data =
+          static_cast<float *>(std::aligned_alloc(kBufferAlignment, bytes));
+      if (!b.data)
+        return failWith(kind, ErrorKind::OutOfMemory,
+                        "out of memory allocating " + std::to_string(bytes) +
+                            " bytes for '" + spec->name + "'");
+      b.count = size_t(spec->numel);
+      std::memset(b.data, 0, bytes);
+      set.push_back(b);
+    }
+  }
+
+  // Parameter init into the current set (momentum and state stay zero).
+  for (size_t i = 0; i < numParameters; ++i) {
+    const ParameterSpec &p = m.parameters[i];
+    float *data = buffers[current][i].data;
+    switch (p.init.kind) {
+    case InitKind::KaimingUniform:
+    case InitKind::BiasUniform: {
+      float bound = float(1.0 / std::sqrt(double(p.init.fanIn)));
+      PhiloxStream stream(options.seed, initStreamId(p.name), kInitPhiloxStep);
+      stream.fillNoise(0, data, size_t(p.numel));
+      for (int64_t e = 0; e < p.numel; ++e)
+        data[e] = (2.0f * data[e]) * bound;
+      break;
+    }
+    case InitKind::Zeros:
+      break;
+    case InitKind::File:
+      std::memcpy(data, bundle->getFileInit(i).data(),
+                  size_t(p.numel) * sizeof(float));
+      break;
+    }
+  }
+
+  // The packed argument arrays (docs/bundle.md, "The step ABI").
+  seedArg = int64_t(options.seed);
+  learningRateArg = options.learningRate;
+  momentumArg = options.momentum;
+  weightDecayArg = options.weightDecay;
+  for (int parity = 0; parity < 2; ++parity) {
+    std::vector<Buffer> &in = buffers[parity], &outs = buffers[1 - parity];
+    std::vector<void *> &a = trainArgs[parity];
+    for (size_t i = 0; i < 2 * numParameters; ++i)
+      a.push_back(in[i].data);
+    trainInputIndex = a.size();
+    a.push_back(nullptr);
+    a.push_back(&bitsArg);
+    a.push_back(&gradBitsArg);
+    a.push_back(&seedArg);
+    a.push_back(&stepArg);
+    for (size_t i = 0; i < numState; ++i)
+      a.push_back(in[2 * numParameters + i].data);
+    a.push_back(slots.data());
+    trainLabelsIndex = a.size();
+    a.push_back(nullptr);
+    a.push_back(&learningRateArg);
+    a.push_back(&momentumArg);
+    a.push_back(&weightDecayArg);
+    for (Buffer &b : outs)
+      a.push_back(b.data);
+    a.push_back(&lossArg);
+
+    std::vector<void *> &e = evalArgs[parity];
+    for (size_t i = 0; i < numParameters; ++i)
+      e.push_back(in[i].data);
+    evalInputIndex = e.size();
+    e.push_back(nullptr);
+    e.push_back(&evalBitsArg);
+    e.push_back(&evalGradBitsArg);
+    e.push_back(&seedArg);
+    e.push_back(&evalStepArg);
+    for (size_t i = 0; i < numState; ++i)
+      e.push_back(in[2 * numParameters + i].data);
+    e.push_back(evalSlots.data());
+    evalLogitsIndex = e.size();
+    e.push_back(nullptr);
+  }
+  return Status::success();
+}
+
+Status Trainer::selectVariants(int64_t step, ErrorKind *kind) {
+  if (step < 0 || step > kMaxStep)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    "step " + std::to_string(step) +
+                        " is outside the ABI's int32 step range");
+  int bits = scheduleBits(schedule, step, options.totalSteps);
+  int gradBits = scheduleBits(gradSchedule, step, options.totalSteps);
+  int32_t row =
+      bits < 0 || gradBits < 0 ? -1 : classRow[bits * kNumBitValues + gradBits];
+  if (row < 0) // validateSchedule() makes this unreachable.
+    return failWith(kind, ErrorKind::MissingVariant,
+                    "step " + std::to_string(step) + ": no variant row for " +
+                        bitsName(bits) + "/" + bitsName(gradBits));
+  std::memcpy(slots.data(), rows.data() + size_t(row) * numSites,
+              numSites * sizeof(int32_t));
+  bitsArg = bits;
+  gradBitsArg = gradBits;
+  stepArg = int32_t(step);
+  selectedRow = row;
+  return succeed(kind);
+}
+
+Status Trainer::step(const float *x, const int64_t *labels, float &loss,
+                     ErrorKind *kind) {
+  if (!x || !labels)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    std::string("step: ") + (x ? "labels" : "x") + " is null");
+  const Manifest &m = bundle->getManifest();
+  for (int64_t i = 0; i < m.labels.numel; ++i)
+    if (labels[i] < 0 || labels[i] >= m.classes)
+      return failWith(kind, ErrorKind::InvalidArgument,
+                      "step: labels[" + std::to_string(i) +
+                          "] = " + std::to_string(labels[i]) +
+                          " is outside [0, " + std::to_string(m.classes) + ")");
+  if (Status s = selectVariants(stepIndex, kind); s.failed())
+    return s;
+
+  std::vector<void *> &args = trainArgs[current];
+  args[trainInputIndex] = const_cast<float *>(x);
+  args[trainLabelsIndex] = const_cast<int64_t *>(labels);
+  lossArg = 0;
+  bundle->getTrainStep()(args.data());
+  loss = lossArg;
+
+  current = 1 - current;
+  ++stepIndex;
+  lastBits = bitsArg;
+  lastGradBits = gradBitsArg;
+  lastBitOps = classBitOps[size_t(selectedRow)];
+  totalBitOps += lastBitOps;
+  return succeed(kind);
+}
+
+Status Trainer::eval(const float *x, float *logits, int bits, ErrorKind *kind) {
+  if (!x || !logits)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    std::string("eval: ") + (x ? "logits" : "x") + " is null");
+  if (stepIndex > kMaxStep)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    "eval: step " + std::to_string(stepIndex) +
+                        " is outside the ABI's int32 step range");
+  if (bits == kScheduleBits)
+    bits = scheduleBits(schedule, stepIndex, options.totalSteps);
+  if (bits < 0 || bits > kMaxScheduleBits)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    "eval: bits must be in [0, " +
+                        std::to_string(kMaxScheduleBits) + "] or " +
+                        std::to_string(kScheduleBits) + ", got " +
+                        std::to_string(bits));
+  int gradBits = scheduleBits(gradSchedule, stepIndex, options.totalSteps);
+  const Manifest &m = bundle->getManifest();
+  int32_t row = classRow[bits * kNumBitValues + gradBits];
+  if (row >= 0) {
+    std::memcpy(evalSlots.data(), rows.data() + size_t(row) * numSites,
+                numSites * sizeof(int32_t));
+  } else {
+    for (size_t i = 0; i < numSites; ++i) {
+      const SiteSpec &site = m.sites[i];
+      int32_t index = findVariant(site, bits, gradBits);
+      for (size_t j = 0; index < 0 && j < site.variants.size(); ++j)
+        if (site.variants[j].bits == bits)
+          index = int32_t(j);
+      if (index < 0)
+        return failWith(kind, ErrorKind::MissingVariant,
+                        "eval at " + bitsPhrase(bits) + " forward: site '" +
+                            site.name + "' has no " + bitsPhrase(bits) +
+                            " variant (it has " + listVariants(site) + ")");
+      evalSlots[i] = index;
+    }
+  }
+  evalBitsArg = bits;
+  evalGradBitsArg = gradBits;
+  evalStepArg = int32_t(stepIndex);
+
+  std::vector<void *> &args = evalArgs[current];
+  args[evalInputIndex] = const_cast<float *>(x);
+  args[evalLogitsIndex] = logits;
+  bundle->getEvalStep()(args.data());
+  return succeed(kind);
+}
+
+int Trainer::getBits(int64_t step) const {
+  return scheduleBits(schedule, step, options.totalSteps);
+}
+
+int Trainer::getGradBits(int64_t step) const {
+  return scheduleBits(gradSchedule, step, options.totalSteps);
+}
+
+size_t Trainer::getNumParameters() const { return numParameters; }
+
+const ParameterSpec &Trainer::getParameterSpec(size_t index) const {
+  return bundle->getManifest().parameters[index];
+}
+
+const float *Trainer::getParameterData(size_t index) const {
+  return buffers[current][index].data;
+}
+
+int64_t Trainer::findParameter(std::string_view name) const {
+  const Manifest &m = bundle->getManifest();
+  for (size_t i = 0; i < m.parameters.size(); ++i)
+    if (m.parameters[i].name == name)
+      return int64_t(i);
+  return -1;
+}
+
+size_t Trainer::getNumState() const { return numState; }
+
+const StateSpec &Trainer::getStateSpec(size_t index) const {
+  return bundle->getManifest().state[index];
+}
+
+const float *Trainer::getStateData(size_t index) const {
+  return buffers[current][2 * numParameters + index].data;
+}
+
+const float *Trainer::getMomentumData(size_t index) const {
+  return buffers[current][numParameters + index].data;
+}

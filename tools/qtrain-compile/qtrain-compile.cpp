@@ -1,0 +1,227 @@
+//===- qtrain-compile.cpp - Forward graph to training bundle ----*- C++ -*-===//
+//
+// One command from a forward graph to a bundle (docs/bundle.md): quantizers,
+// training step, kernel variants per precision, CPU lowering, object code,
+// shared object and manifest.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/Bundle/Bundle.h"
+#include "qtrain/InitAll.h"
+#include "qtrain/Pipelines/Pipelines.h"
+#include "qtrain/runtime/Cost.h"
+#include "qtrain/runtime/Schedule.h"
+
+#include "QTrain/QTrainAttrs.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+namespace rt = ::qtrain::rt;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<forward graph .mlir>"));
+static cl::opt<std::string> outputDir("o", cl::Required,
+                                      cl::desc("Bundle directory to write"),
+                                      cl::value_desc("model.qtb"));
+static cl::opt<std::string> policy("policy", cl::init("cpt"),
+                                   cl::desc("cpt, static or none"));
+static cl::opt<std::string>
+    schedule("schedule", cl::init(""),
+             cl::desc("Default schedule (docs/schedules.md); default "
+                      "cpt:MIN:MAX over --bits for policy=cpt"));
+static cl::opt<std::string> bits("bits", cl::init("3:8"),
+                                 cl::desc("Forward precisions: MIN:MAX or a "
+                                          "list B,B,..."));
+static cl::opt<std::string> gradBits("grad-bits", cl::init("8"),
+                                     cl::desc("Backward precisions"));
+static cl::opt<bool> fp32("fp32", cl::init(true),
+                          cl::desc("Also compile the fp32 variants"));
+static cl::opt<bool> liftParams("lift-params", cl::init(false),
+                                cl::desc("Lift exported weight constants"));
+static cl::opt<int64_t> batch("batch", cl::init(0),
+                              cl::desc("Re-batch the graph to this batch"));
+static cl::opt<std::string> loss("loss", cl::init("cross-entropy"),
+                                 cl::desc("cross-entropy"));
+static cl::opt<std::string>
+    targetCpu("target-cpu", cl::init("native"),
+              cl::desc("CPU to compile for: native, or e.g. x86-64 for a "
+                       "portable bundle"));
+static cl::opt<unsigned> maxVariants("max-variants", cl::init(1000),
+                                     cl::desc("Variant budget"));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "qtrain-compile: error: " << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  std::string commandLine;
+  for (int i = 1; i < argc; ++i)
+    commandLine += std::string(i > 1 ? " " : "") + argv[i];
+  cl::ParseCommandLineOptions(argc, argv,
+                              "qtrain-compile: forward graph to bundle\n");
+  auto start = std::chrono::steady_clock::now();
+
+  // Schedules, checked before any work.
+  unsigned lo = 0, hi = 0;
+  {
+    StringRef text(bits);
+    auto [a, b] = text.split(':');
+    if (!b.empty() && (a.getAsInteger(10, lo) || b.getAsInteger(10, hi)))
+      return fail("--bits='" + bits + "' is not MIN:MAX or a list");
+    if (b.empty()) {
+      SmallVector<StringRef> items;
+      text.split(items, ',');
+      for (StringRef item : items) {
+        unsigned v = 0;
+        if (item.getAsInteger(10, v))
+          return fail("--bits='" + bits + "' is not MIN:MAX or a list");
+        lo = lo ? std::min(lo, v) : v;
+        hi = std::max(hi, v);
+      }
+    }
+  }
+  std::string scheduleText =
+      !schedule.empty() ? schedule.getValue()
+      : policy == "cpt" ? "cpt:" + std::to_string(lo) + ":" + std::to_string(hi)
+      : policy == "static" ? "static:" + std::to_string(hi)
+                           : std::string("fp32");
+  rt::Schedule parsed;
+  if (rt::Status s = rt::parseSchedule(scheduleText, parsed); s.failed())
+    return fail(s.message());
+  unsigned firstGradBits = 0;
+  if (StringRef(gradBits)
+          .take_while(llvm::isDigit)
+          .getAsInteger(10, firstGradBits))
+    return fail("--grad-bits='" + gradBits + "' is not MIN:MAX or a list");
+
+  DialectRegistry registry;
+  mlir::qtrain::registerAllDialects(registry);
+  mlir::qtrain::registerAllPasses();
+  MLIRContext context(registry);
+  // Errors name the op; printing a whole module with them helps nobody.
+  context.printOpOnDiagnostic(false);
+  context.loadAllAvailableDialects();
+
+  std::string error;
+  auto file = openInputFile(inputFile, &error);
+  if (!file)
+    return fail(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  // Front end: quantizers, training step, variants.
+  std::string pipeline;
+  if (liftParams)
+    pipeline += "qtrain-lift-params,";
+  if (batch > 0)
+    pipeline += "qtrain-rebatch{batch=" + std::to_string(batch) + "},";
+  pipeline += "qtrain-insert-quant{policy=" + policy +
+              " schedule=" + scheduleText +
+              " grad-bits=" + std::to_string(firstGradBits) +
+              "},qtrain-autodiff{loss=" + loss + "}";
+  if (policy != "none")
+    pipeline += ",qtrain-materialize-variants{bits=" + bits +
+                " grad-bits=" + gradBits +
+                " fp32=" + (fp32 ? "true" : "false") +
+                " max-variants=" + std::to_string(maxVariants) + "}";
+  PassManager frontend(&context);
+  if (failed(parsePassPipeline(pipeline, frontend, llvm::errs())))
+    return fail("bad pipeline: " + pipeline);
+  // Remarks of the passes are for qtrain-opt; keep the summary short.
+  context.getDiagEngine().registerHandler([](Diagnostic &d) {
+    return success(d.getSeverity() == DiagnosticSeverity::Remark);
+  });
+  if (failed(frontend.run(*module)))
+    return 1;
+  if (policy == "none")
+    return fail("policy=none bundles are not supported yet: a bundle needs "
+                "kernel sites");
+
+  FailureOr<mlir::qtrain::StepInfo> info =
+      mlir::qtrain::collectStepInfo(*module);
+  if (failed(info))
+    return 1;
+  int64_t numVariants = 0;
+  module->walk([&](func::FuncOp fn) {
+    numVariants += fn->hasAttr(mlir::qtrain::kVariantAttrName);
+  });
+
+  // CPU lowering, packed entry points, object code, shared object.
+  PassManager lowering(&context);
+  mlir::qtrain::buildCPULoweringPipeline(lowering);
+  if (failed(lowering.run(*module)) ||
+      failed(mlir::qtrain::addPackedEntryPoints(*module)))
+    return 1;
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+    return fail("cannot create " + outputDir + ": " + ec.message());
+  llvm::SmallString<256> object(outputDir), library(outputDir);
+  llvm::sys::path::append(object, "model.o");
+  llvm::sys::path::append(library, "model.so");
+  if (failed(mlir::qtrain::emitObjectFile(*module, targetCpu, object)))
+    return 1;
+  llvm::ErrorOr<std::string> clang = llvm::sys::findProgramByName("clang-22");
+  if (!clang)
+    return fail("clang-22 (the linker driver) is not on PATH; run "
+                "scripts/setup.sh");
+  // memrefCopy (strided copies) comes from MLIR's C runner utilities.
+  std::string utils = "/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so";
+  std::string rpath = "-Wl,-rpath,/usr/lib/llvm-22/lib";
+  SmallVector<StringRef> linkArgs = {*clang, "-shared", "-o", library,
+                                     object, utils,     rpath};
+  if (llvm::sys::ExecuteAndWait(*clang, linkArgs) != 0)
+    return fail("linking " + library + " failed");
+  llvm::sys::fs::remove(object);
+  std::string gradSchedule = "static:" + std::to_string(firstGradBits);
+  if (failed(mlir::qtrain::writeManifest(
+          *info, outputDir, "model.so", rt::printSchedule(parsed), gradSchedule,
+          commandLine, module->getLoc())))
+    return 1;
+
+  // Summary.
+  uint64_t size = 0;
+  llvm::sys::fs::file_size(library, size);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  llvm::outs() << "qtrain-compile: wrote " << outputDir << " in "
+               << llvm::format("%.1f", seconds) << " s\n"
+               << "  sites: " << info->sites.size()
+               << ", variant functions: " << numVariants
+               << ", model.so: " << size / 1024 << " KiB\n"
+               << "  schedule: " << rt::printSchedule(parsed)
+               << ", backward: " << gradSchedule << "\n"
+               << "  BitOps per step (forward/backward bits):";
+  for (auto [b, g] : info->sites.front().precisions) {
+    double total = 0;
+    for (const mlir::qtrain::SiteInfo &site : info->sites)
+      total += rt::bitOps(double(site.macs), b, g);
+    llvm::outs() << "  " << (b ? std::to_string(b) : "fp32") << "/"
+                 << (g ? std::to_string(g) : "fp32") << ": "
+                 << llvm::format("%.3g", total);
+  }
+  llvm::outs() << "\n";
+  return 0;
+}
