@@ -12,6 +12,7 @@
 
 #include "QTrain/QTrainAttrs.h"
 #include "QTrain/QTrainOps.h"
+#include "qtrain/runtime/Schedule.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -40,38 +41,18 @@ struct MaterializeVariantsPass
 
 } // namespace
 
-/// Parses "MIN:MAX" or "B,B,..." into bitwidths in [1, 16].
+/// The bitwidths of a --bits/--grad-bits option (rt::parseBitList).
 static FailureOr<SmallVector<unsigned>>
 parseBits(StringRef text, StringRef option, ModuleOp module) {
-  SmallVector<unsigned> out;
-  auto fail = [&]() {
+  std::vector<int> bits;
+  if (::qtrain::rt::Status status = ::qtrain::rt::parseBitList(
+          std::string_view(text.data(), text.size()), bits);
+      status.failed()) {
     module.emitError("qtrain-materialize-variants: ")
-        << option << "='" << text
-        << "' must be a range MIN:MAX or a list of bitwidths in [1, 16]";
+        << option << ": " << status.message();
     return failure();
-  };
-  unsigned lo, hi;
-  auto [first, second] = text.split(':');
-  if (!second.empty()) {
-    if (first.getAsInteger(10, lo) || second.getAsInteger(10, hi) || lo < 1 ||
-        hi > 16 || lo > hi)
-      return fail();
-    for (unsigned b = lo; b <= hi; ++b)
-      out.push_back(b);
-    return out;
   }
-  SmallVector<StringRef> items;
-  text.split(items, ',');
-  for (StringRef item : items) {
-    unsigned b;
-    if (item.getAsInteger(10, b) || b < 1 || b > 16)
-      return fail();
-    if (!llvm::is_contained(out, b))
-      out.push_back(b);
-  }
-  if (out.empty())
-    return fail();
-  return out;
+  return SmallVector<unsigned>(bits.begin(), bits.end());
 }
 
 /// Pulls the quantizer feeding `v` (through transposes and paddings of its

@@ -697,3 +697,59 @@ Status ScheduleParser::parse(Schedule &out) {
 Status qtrain::rt::parseSchedule(std::string_view text, Schedule &out) {
   return ScheduleParser(text).parse(out);
 }
+
+Status qtrain::rt::parseBitList(std::string_view text, std::vector<int> &out) {
+  auto parseOne = [](std::string_view token, int &value) {
+    if (token.empty() || token.size() > 2)
+      return false;
+    value = 0;
+    for (char c : token) {
+      if (c < '0' || c > '9')
+        return false;
+      value = value * 10 + (c - '0');
+    }
+    return value >= 1 && value <= kMaxScheduleBits;
+  };
+  auto bad = [&](std::string_view token) {
+    return Status::error("invalid bit list '" + std::string(text) + "': '" +
+                         std::string(token) +
+                         "' is not a bitwidth in [1, 16] (write MIN:MAX or "
+                         "B,B,...)");
+  };
+  std::vector<int> bits;
+  if (size_t colon = text.find(':'); colon != std::string_view::npos) {
+    int lo = 0, hi = 0;
+    std::string_view first = text.substr(0, colon),
+                     second = text.substr(colon + 1);
+    if (!parseOne(first, lo))
+      return bad(first);
+    if (!parseOne(second, hi))
+      return bad(second);
+    if (lo > hi)
+      return Status::error("invalid bit list '" + std::string(text) +
+                           "': the range is empty (min > max)");
+    for (int b = lo; b <= hi; ++b)
+      bits.push_back(b);
+  } else {
+    size_t start = 0;
+    while (true) {
+      size_t comma = text.find(',', start);
+      std::string_view token = text.substr(
+          start, comma == std::string_view::npos ? std::string_view::npos
+                                                 : comma - start);
+      int b = 0;
+      if (!parseOne(token, b))
+        return bad(token);
+      bool seen = false;
+      for (int v : bits)
+        seen |= v == b;
+      if (!seen)
+        bits.push_back(b);
+      if (comma == std::string_view::npos)
+        break;
+      start = comma + 1;
+    }
+  }
+  out = std::move(bits);
+  return Status::success();
+}

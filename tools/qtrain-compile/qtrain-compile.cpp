@@ -20,7 +20,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -80,25 +79,14 @@ int main(int argc, char **argv) {
                               "qtrain-compile: forward graph to bundle\n");
   auto start = std::chrono::steady_clock::now();
 
-  // Schedules, checked before any work.
-  unsigned lo = 0, hi = 0;
-  {
-    StringRef text(bits);
-    auto [a, b] = text.split(':');
-    if (!b.empty() && (a.getAsInteger(10, lo) || b.getAsInteger(10, hi)))
-      return fail("--bits='" + bits + "' is not MIN:MAX or a list");
-    if (b.empty()) {
-      SmallVector<StringRef> items;
-      text.split(items, ',');
-      for (StringRef item : items) {
-        unsigned v = 0;
-        if (item.getAsInteger(10, v))
-          return fail("--bits='" + bits + "' is not MIN:MAX or a list");
-        lo = lo ? std::min(lo, v) : v;
-        hi = std::max(hi, v);
-      }
-    }
-  }
+  // Precisions and schedules, checked before any work.
+  std::vector<int> bitList, gradList;
+  if (rt::Status s = rt::parseBitList(bits, bitList); s.failed())
+    return fail("--bits: " + s.message());
+  if (rt::Status s = rt::parseBitList(gradBits, gradList); s.failed())
+    return fail("--grad-bits: " + s.message());
+  int lo = *std::min_element(bitList.begin(), bitList.end());
+  int hi = *std::max_element(bitList.begin(), bitList.end());
   std::string scheduleText =
       !schedule.empty() ? schedule.getValue()
       : policy == "cpt" ? "cpt:" + std::to_string(lo) + ":" + std::to_string(hi)
@@ -107,11 +95,7 @@ int main(int argc, char **argv) {
   rt::Schedule parsed;
   if (rt::Status s = rt::parseSchedule(scheduleText, parsed); s.failed())
     return fail(s.message());
-  unsigned firstGradBits = 0;
-  if (StringRef(gradBits)
-          .take_while(llvm::isDigit)
-          .getAsInteger(10, firstGradBits))
-    return fail("--grad-bits='" + gradBits + "' is not MIN:MAX or a list");
+  int firstGradBits = gradList.front();
 
   DialectRegistry registry;
   mlir::qtrain::registerAllDialects(registry);

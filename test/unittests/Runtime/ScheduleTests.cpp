@@ -651,3 +651,29 @@ TEST(ScheduleParserTest, NeverCrashesOnMutations) {
 }
 
 } // namespace
+
+TEST(BitListTest, RangesAndLists) {
+  std::vector<int> bits;
+  ASSERT_TRUE(parseBitList("3:8", bits).isOk());
+  EXPECT_EQ(bits, (std::vector<int>{3, 4, 5, 6, 7, 8}));
+  ASSERT_TRUE(parseBitList("8,4,8,16", bits).isOk());
+  EXPECT_EQ(bits, (std::vector<int>{8, 4, 16}));
+  ASSERT_TRUE(parseBitList("5:5", bits).isOk());
+  EXPECT_EQ(bits, (std::vector<int>{5}));
+}
+
+TEST(BitListTest, Errors) {
+  std::vector<int> bits = {1};
+  Status s = parseBitList("9:3", bits);
+  ASSERT_TRUE(s.failed());
+  EXPECT_EQ(s.message(),
+            "invalid bit list '9:3': the range is empty (min > max)");
+  s = parseBitList("8,x", bits);
+  ASSERT_TRUE(s.failed());
+  EXPECT_EQ(s.message(), "invalid bit list '8,x': 'x' is not a bitwidth in "
+                         "[1, 16] (write MIN:MAX or B,B,...)");
+  for (const char *text :
+       {"", "0", "17", "3:", ":8", "3:8:9", "4,,5", "-1", "123"})
+    EXPECT_TRUE(parseBitList(text, bits).failed()) << text;
+  EXPECT_EQ(bits, (std::vector<int>{1})) << "left unchanged on failure";
+}

@@ -110,6 +110,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace qtrain::rt {
 
@@ -200,6 +201,12 @@ int scheduleMaxBits(const Schedule &schedule);
 /// minBits. Requires 1 <= minBits <= maxBits <= 16, else returns -1.
 int ldpBits(float p, int minBits = kLdpDefaultMinBits,
             int maxBits = kLdpDefaultMaxBits);
+
+/// Parses a list of bitwidths, as the compiler's --bits/--grad-bits take
+/// them: a range "MIN:MAX" (inclusive) or a comma-separated list "3,4,8",
+/// each in [1, 16], duplicates dropped, in the order given. On failure `out`
+/// is left unchanged and the status says which token is wrong.
+Status parseBitList(std::string_view text, std::vector<int> &out);
 
 /// Parses a schedule string (grammar in the file comment) into `out`.
 /// On failure `out` is left unchanged and the status says why and where.
