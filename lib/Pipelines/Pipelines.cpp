@@ -7,6 +7,7 @@
 #include "qtrain/Pipelines/Pipelines.h"
 
 #include "qtrain/Conversion/Passes.h"
+#include "qtrain/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -41,6 +42,7 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createCopiesToLinalgPass());
 
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());

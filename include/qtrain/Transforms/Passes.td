@@ -302,4 +302,16 @@ def MaterializeVariantsPass : Pass<"qtrain-materialize-variants",
   ];
 }
 
+def CopiesToLinalgPass : Pass<"qtrain-copies-to-linalg"> {
+  let summary = "Rewrite memref.copy as linalg.copy";
+  let description = [{
+    After bufferization, strided copies (the dilated adjoint of a strided
+    convolution, the window offsets of pooling gradients) are `memref.copy`
+    ops, which the LLVM lowering turns into calls to `memrefCopy` from MLIR's
+    C runner utilities. As `linalg.copy` they become loops like every other
+    kernel, so a bundle's shared object needs no MLIR library at run time.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // QTRAIN_TRANSFORMS_PASSES_TD
