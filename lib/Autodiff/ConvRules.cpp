@@ -38,8 +38,12 @@ bool mlir::qtrain::isPooling(Operation *op) {
              linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op);
 }
 
-/// Reads a 2-element i64 dense attribute (strides, dilations).
-static SmallVector<int64_t, 2> readPair(DenseIntElementsAttr attr) {
+/// Reads the 2-element `strides` or `dilations` of a named convolution or
+/// pooling op; both default to 1 when absent.
+static SmallVector<int64_t, 2> readPair(Operation *op, StringRef name) {
+  auto attr = op->getAttrOfType<DenseIntElementsAttr>(name);
+  if (!attr)
+    return {1, 1};
   SmallVector<int64_t, 2> values;
   for (const APInt &v : attr.getValues<APInt>())
     values.push_back(v.getSExtValue());
@@ -92,9 +96,8 @@ LogicalResult mlir::qtrain::differentiateConvolution(ReverseMode &rm,
   bool depthwise =
       isa<linalg::DepthwiseConv2DNchwChwOp, linalg::DepthwiseConv2DNhwcHwcOp>(
           op);
-  auto strides = readPair(op->getAttrOfType<DenseIntElementsAttr>("strides"));
-  auto dilations =
-      readPair(op->getAttrOfType<DenseIntElementsAttr>("dilations"));
+  auto strides = readPair(op, "strides");
+  auto dilations = readPair(op, "dilations");
   Value x = input->get(), weight = conv.getDpsInputOperand(1)->get();
   Value dY = rm.getAdjoint(op->getResult(0));
   auto xType = cast<RankedTensorType>(x.getType());
@@ -219,9 +222,8 @@ LogicalResult mlir::qtrain::differentiatePooling(ReverseMode &rm,
   if (!rm.isVaried(input->get()))
     return success();
   bool isMax = isa<linalg::PoolingNchwMaxOp, linalg::PoolingNhwcMaxOp>(op);
-  auto strides = readPair(op->getAttrOfType<DenseIntElementsAttr>("strides"));
-  auto dilations =
-      readPair(op->getAttrOfType<DenseIntElementsAttr>("dilations"));
+  auto strides = readPair(op, "strides");
+  auto dilations = readPair(op, "dilations");
   Value x = input->get(), y = op->getResult(0);
   Value dY = rm.getAdjoint(y);
   auto xType = cast<RankedTensorType>(x.getType());

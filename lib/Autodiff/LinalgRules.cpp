@@ -340,7 +340,12 @@ LogicalResult mlir::qtrain::differentiateLinalgOperand(ReverseMode &rm,
           }
         Value contribution;
         if (succeeded(status)) {
+          // The term may depend on the operand only through comparisons
+          // (piecewise constant): the derivative is zero.
           Value t = tangents.get(info->term);
+          if (!t)
+            t = arith::ConstantOp::create(nb, nloc,
+                                          nb.getFloatAttr(dy.getType(), 0.0));
           contribution = arith::MulFOp::create(nb, nloc, t, dy);
           if (masked) {
             Value isWinner = arith::CmpFOp::create(

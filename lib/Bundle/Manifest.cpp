@@ -29,17 +29,25 @@ static TensorInfo tensorInfo(Type type, std::string name) {
   return info;
 }
 
-/// The raw bytes of an initial value, or an empty vector for a splat or an
-/// unreadable blob.
-static std::vector<char> rawData(Attribute init) {
+/// The raw bytes of an initial value (a splat repeated to every element),
+/// or failure when a blob's data is not available.
+static FailureOr<std::vector<char>> rawData(Attribute init) {
   if (auto blob = dyn_cast<DenseResourceElementsAttr>(init)) {
-    if (AsmResourceBlob *data = blob.getRawHandle().getBlob())
-      return {data->getData().begin(), data->getData().end()};
-    return {};
+    AsmResourceBlob *data = blob.getRawHandle().getBlob();
+    if (!data)
+      return failure();
+    return std::vector<char>(data->getData().begin(), data->getData().end());
   }
-  if (auto dense = dyn_cast<DenseElementsAttr>(init); dense && !dense.isSplat())
-    return {dense.getRawData().begin(), dense.getRawData().end()};
-  return {};
+  auto dense = dyn_cast<DenseElementsAttr>(init);
+  if (!dense)
+    return failure();
+  ArrayRef<char> raw = dense.getRawData();
+  if (!dense.isSplat())
+    return std::vector<char>(raw.begin(), raw.end());
+  std::vector<char> bytes;
+  for (int64_t i = 0, e = dense.getNumElements(); i < e; ++i)
+    bytes.insert(bytes.end(), raw.begin(), raw.end());
+  return bytes;
 }
 
 FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
@@ -62,8 +70,14 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
     if (train.getArgAttr(i, kParamAttrName)) {
       TensorInfo param =
           tensorInfo(type, "param" + std::to_string(info.parameters.size()));
-      if (Attribute init = train.getArgAttr(i, kInitAttrName))
-        param.data = rawData(init);
+      if (Attribute init = train.getArgAttr(i, kInitAttrName)) {
+        FailureOr<std::vector<char>> data = rawData(init);
+        if (failed(data))
+          return train.emitError("qtrain-compile: the initial value of "
+                                 "parameter #")
+                 << i << " is not available (an elided or missing blob)";
+        param.data = std::move(*data);
+      }
       if (!param.data.empty()) {
         param.init = "file";
       } else if (param.shape.size() >= 2) {
@@ -93,21 +107,31 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
           tensorInfo(type, "state" + std::to_string(info.state.size())));
       continue;
     }
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor)
-      continue; // lr, momentum, weight decay
-    if (tensor.getElementType().isInteger(64)) {
+    // The momentum buffers follow the parameters.
+    if (i < 2 * info.parameters.size())
+      continue;
+    // After the inputs come the labels, then lr, momentum, weight decay.
+    unsigned labelsIndex = e - 4;
+    if (i == labelsIndex) {
       info.labels = tensorInfo(type, "labels");
+      if (info.labels.dtype != "i64")
+        return train.emitError("qtrain-compile: bundles need class labels "
+                               "(the cross-entropy loss), got ")
+               << type;
       continue;
     }
-    if (i >= 2 * info.parameters.size() && !sawInput) {
-      info.input = tensorInfo(type, "x");
-      sawInput = true;
-    }
+    if (i > labelsIndex)
+      continue;
+    if (sawInput || !isa<RankedTensorType>(type))
+      return train.emitError("qtrain-compile: argument #")
+             << i << " of @train_step (" << type
+             << ") has no place in the bundle format, which takes one data "
+                "input";
+    info.input = tensorInfo(type, "x");
+    sawInput = true;
   }
-  if (!sawInput || info.labels.shape.empty())
-    return train.emitError("qtrain-compile: @train_step has no input batch "
-                           "or no class labels (cross-entropy loss needed)");
+  if (!sawInput)
+    return train.emitError("qtrain-compile: @train_step has no input batch");
 
   for (Attribute entry : sites) {
     auto dict = cast<DictionaryAttr>(entry);

@@ -120,15 +120,16 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp forwardFn,
   Value weightDecay = entry->getArgument(labelsArg + 3);
 
   // Loss and backward pass.
-  Operation *beforeBackward = &entry->back();
+  Operation *beforeBackward = entry->empty() ? nullptr : &entry->back();
   LossValues lossValues = buildLoss(b, loc, lossKind, stepLogits, labels);
   SmallVector<Value> params(entry->getArguments().take_front(numParams));
   ReverseMode rm(b, *entry, params);
   rm.accumulate(stepLogits, lossValues.dLogits);
   if (failed(rm.run(forwardOps)))
     return failure();
-  for (Operation *op = beforeBackward->getNextNode(); op;
-       op = op->getNextNode())
+  for (Operation *op = beforeBackward ? beforeBackward->getNextNode()
+                                      : &entry->front();
+       op; op = op->getNextNode())
     setRole(op, Role::Error);
 
   // Update.
@@ -215,9 +216,16 @@ static LogicalResult verifyForward(func::FuncOp fn, LossKind lossKind) {
            << " must be a static batch x classes f32 (or f64) tensor, got "
            << fn.getResultTypes()[0];
   Type floatType = logits.getElementType();
-  bool anyParam = false;
+  bool anyParam = false, sawInput = false;
   for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
     bool isParam = bool(fn.getArgAttr(i, kParamAttrName));
+    // @eval_step keeps @forward's argument order, and the step ABI passes
+    // parameters first.
+    if (isParam && sawInput)
+      return fn.emitError("qtrain-autodiff: parameter #")
+             << i << " of @" << fn.getSymName()
+             << " follows an input; parameters must come first";
+    sawInput |= !isParam;
     anyParam |= isParam;
     auto type = dyn_cast<RankedTensorType>(fn.getArgumentTypes()[i]);
     if (isParam &&

@@ -32,8 +32,8 @@ struct Controls {
   Value bits, gradBits, seed, step;
 };
 
-/// Where a layer's weight is quantized: the value, the use it feeds, and the
-/// output-channel axis of that value.
+/// Where a layer's weight is quantized: the use it feeds (null when an
+/// earlier layer quantized it already) and the output-channel axis there.
 struct WeightSite {
   OpOperand *use = nullptr;
   int64_t axis = 0;
@@ -83,6 +83,11 @@ static std::optional<WeightSite> findWeight(linalg::LinalgOp layer,
     return std::nullopt;
   OpOperand *use = &operand;
   while (!isParam(use->get())) {
+    // A weight shared with an earlier layer (tied weights, or one transpose
+    // feeding two layers) is quantized already.
+    if (auto quant = use->get().getDefiningOp<FakeQuantOp>();
+        quant && quant.getRole() == Role::Weight && isParam(quant.getInput()))
+      return WeightSite{nullptr, *axis};
     auto transpose = use->get().getDefiningOp<linalg::TransposeOp>();
     if (!transpose)
       return std::nullopt;
@@ -248,9 +253,10 @@ void InsertQuantPass::runOnOperation() {
     for (OpOperand *in : layer.getDpsInputOperands()) {
       if ((weight = findWeight(layer, *in))) {
         weightOperand = in;
-        quantize(*weight->use, Role::Weight,
-                 GranularityAttr::get(ctx, GranularityKind::PerChannel,
-                                      weight->axis));
+        if (weight->use)
+          quantize(*weight->use, Role::Weight,
+                   GranularityAttr::get(ctx, GranularityKind::PerChannel,
+                                        weight->axis));
         break;
       }
     }

@@ -268,14 +268,28 @@ void MaterializeVariantsPass::runOnOperation() {
         fn.getLoc());
     Value slots = fn.getArgument(slotIndex);
 
+    // Results of products already replaced by their dispatch: a later
+    // product (the next layer, the previous layer's backward) may read them.
+    IRMapping replaced;
+    // Products of one kind in one site (two activation operands give two
+    // input gradients) get numbered names.
+    llvm::StringMap<unsigned> kindCount;
     for (Outline &o : outlines) {
+      std::string kind = o.kind.str();
+      unsigned ordinal = kindCount[std::to_string(o.site) + "/" + kind]++;
+      if (ordinal > 0)
+        kind += std::to_string(ordinal);
+      // Ops pulled into this product may read an earlier product, whose uses
+      // now read its dispatch.
+      for (Value &v : o.args)
+        v = replaced.lookupOrDefault(v);
       // One function per distinct precision of this product.
       SmallVector<func::FuncOp> perCase;
       for (Precision p : precisions) {
         // Named after the step too: the evaluation step's forward products
         // read running ranges, so they take other arguments.
         std::string name = fn.getSymName().str() + "_site" +
-                           std::to_string(o.site) + "_" + o.kind.str() + "_b" +
+                           std::to_string(o.site) + "_" + kind + "_b" +
                            std::to_string(p.bits);
         Precision used = p;
         if (o.kind == "forward")
@@ -311,6 +325,7 @@ void MaterializeVariantsPass::runOnOperation() {
       // The runtime only writes valid indices; default to the first variant.
       fill(dispatch.getDefaultRegion(), perCase.front());
       o.product->replaceAllUsesWith(dispatch.getResults());
+      replaced.map(o.product->getResults(), dispatch.getResults());
     }
     for (Outline &o : outlines)
       o.product->erase();

@@ -108,3 +108,12 @@ func.func @forward(%w: tensor<6xf32> {qtrain.param}, %k: tensor<3xf32> {qtrain.p
   %e = tensor.expand_shape %c [[0, 1]] output_shape [1, 4] : tensor<4xf32> into tensor<1x4xf32>
   return %e : tensor<1x4xf32>
 }
+
+// -----
+
+// @eval_step keeps @forward's argument order, and the step ABI passes the
+// parameters first.
+// expected-error @+1 {{qtrain-autodiff: parameter #1 of @forward follows an input; parameters must come first}}
+func.func @forward(%x: tensor<2x2xf32>, %w: tensor<2x2xf32> {qtrain.param}) -> tensor<2x2xf32> {
+  return %w : tensor<2x2xf32>
+}

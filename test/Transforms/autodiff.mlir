@@ -102,3 +102,36 @@ func.func @forward(%w: tensor<3x5xf32> {qtrain.param}, %x: tensor<4x5xf32>, %bit
       ins(%xq, %w : tensor<4x5xf32>, tensor<3x5xf32>) outs(%fill : tensor<4x3xf32>) -> tensor<4x3xf32>
   return %y, %new : tensor<4x3xf32>, tensor<2xf32>
 }
+
+// -----
+
+// Convolutions and pooling may leave strides and dilations at their
+// defaults (1); a body that depends on an operand only through a comparison
+// (a mask) passes no gradient to it.
+// CHECK-LABEL: func.func @train_step
+//       CHECK:   linalg.conv_2d_nchw_fchw
+//       CHECK:   linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, qtrain.role = #qtrain<role error>, strides = dense<1> : vector<2xi64>}
+func.func @forward(%w: tensor<2x2x3x3xf32> {qtrain.param}, %m: tensor<1x2x6x6xf32> {qtrain.param}, %x: tensor<1x2x6x6xf32>) -> tensor<1x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<1x2x6x6xf32>
+  %masked = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %m : tensor<1x2x6x6xf32>, tensor<1x2x6x6xf32>) outs(%e : tensor<1x2x6x6xf32>) {
+  ^bb0(%v: f32, %mv: f32, %o: f32):
+    %c = arith.cmpf ogt, %mv, %zero : f32
+    %s = arith.select %c, %v, %zero : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x6x6xf32>
+  %i = tensor.empty() : tensor<1x2x4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%i : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %c1 = linalg.conv_2d_nchw_fchw ins(%masked, %w : tensor<1x2x6x6xf32>, tensor<2x2x3x3xf32>) outs(%f : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = tensor.empty() : tensor<1x2xf32>
+  %pf = linalg.fill ins(%zero : f32) outs(%p : tensor<1x2xf32>) -> tensor<1x2xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%c1 : tensor<1x2x4x4xf32>) outs(%pf : tensor<1x2xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %acc, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<1x2xf32>
+  return %s : tensor<1x2xf32>
+}
