@@ -1,0 +1,34 @@
+// RUN: qtrain-opt %s --convert-qtrain-to-linalg | FileCheck %s
+
+// The structure of the lowering (its numerics are pinned bit for bit by
+// bit-exact.mlir): a two-result reduction for the finite min/max, the
+// no-finite-element fix-up, then one elementwise generic with the grid, the
+// clamp, round-half-even and the dequantization.
+// CHECK-LABEL: func.func @per_channel
+//       CHECK:   %[[RANGE:.*]]:2 = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+//       CHECK:     arith.cmpf one
+//       CHECK:   %[[FIXED:.*]]:2 = linalg.generic
+//       CHECK:   arith.shli
+//       CHECK:   arith.uitofp
+//       CHECK:   linalg.generic {{.*}}ins(%{{.*}}, %[[FIXED]]#0, %[[FIXED]]#1 :
+//       CHECK:     arith.divf
+//       CHECK:     math.roundeven
+//       CHECK:     arith.mulf
+//       CHECK:     arith.addf
+//   CHECK-NOT:   qtrain.fake_quant
+func.func @per_channel(%w: tensor<6x5xf32>, %b: i32) -> tensor<6x5xf32> {
+  %0 = qtrain.fake_quant %w, %b role weight rounding nearest_even granularity<per_channel, axis = 0> : tensor<6x5xf32>
+  return %0 : tensor<6x5xf32>
+}
+
+// Stochastic rounding draws Philox4x32-10 noise: ten rounds of two 32x32->64
+// multiplies, of which the first round's multiply of the (constant) stream
+// word folds away.
+// CHECK-LABEL: func.func @stochastic
+// CHECK-COUNT-19: arith.mului_extended
+//   CHECK-NOT:   arith.mului_extended
+//       CHECK:   return
+func.func @stochastic(%e: tensor<4x3xf32>, %b: i32, %s: i64, %t: i32) -> tensor<4x3xf32> {
+  %0 = qtrain.fake_quant %e, %b role error rounding stochastic granularity<per_tensor> seed(%s, %t) : tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}

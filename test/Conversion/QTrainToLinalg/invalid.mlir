@@ -1,0 +1,15 @@
+// RUN: qtrain-opt %s -split-input-file -verify-diagnostics --convert-qtrain-to-linalg
+
+func.func @grad_quant_left(%y: tensor<4x3xf32>, %b: i32, %s: i64, %t: i32) -> tensor<4x3xf32> {
+  // expected-error @+1 {{qtrain.grad_quant is not supported by convert-qtrain-to-linalg: run qtrain-autodiff first, which turns it into the backward quantizer}}
+  %0 = qtrain.grad_quant %y, %b rounding stochastic seed(%s, %t) : tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @dynamic(%x: tensor<?x3xf32>, %b: i32) -> tensor<?x3xf32> {
+  // expected-error @+1 {{qtrain.fake_quant could not be lowered (dynamic shapes are not supported)}}
+  %0 = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
