@@ -9,7 +9,9 @@
 
 #include "QTrain/QTrainAttrs.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/FileSystem.h"
@@ -50,6 +52,29 @@ static FailureOr<std::vector<char>> rawData(Attribute init) {
   return bytes;
 }
 
+/// How the forward graph uses a rank-1 parameter: a bias broadcast into a
+/// layer (its body yields the value) starts like PyTorch's bias; one that
+/// scales (multiplies) starts at 1 and one that shifts (adds) at 0, as
+/// PyTorch's normalization layers.
+static StringRef vectorInit(Value param) {
+  bool scales = false, shifts = false;
+  for (OpOperand &use : param.getUses()) {
+    auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
+    if (!generic || use.getOperandNumber() >= generic.getNumDpsInputs())
+      continue;
+    BlockArgument arg = generic.getMatchingBlockArgument(&use);
+    for (Operation *user : arg.getUsers()) {
+      scales |= isa<arith::MulFOp, arith::DivFOp>(user);
+      shifts |= isa<arith::AddFOp, arith::SubFOp>(user);
+    }
+  }
+  if (scales)
+    return "ones";
+  if (shifts)
+    return "zeros";
+  return "bias_uniform";
+}
+
 FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
   auto train = module.lookupSymbol<func::FuncOp>("train_step");
   auto eval = module.lookupSymbol<func::FuncOp>("eval_step");
@@ -88,8 +113,9 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
         lastFanIn = param.fanIn;
       } else {
         // A bias: PyTorch bounds it by the fan-in of its layer's weight,
-        // which precedes it.
-        param.init = "bias_uniform";
+        // which precedes it. Normalization parameters start at 1 or 0.
+        // @eval_step has the parameters first, in the same order.
+        param.init = vectorInit(eval.getArgument(info.parameters.size())).str();
         param.fanIn = lastFanIn;
       }
       info.parameters.push_back(std::move(param));
@@ -185,7 +211,10 @@ LogicalResult mlir::qtrain::writeManifest(const StepInfo &info, StringRef dir,
       os.write(p.data.data(), p.data.size());
       entry["init"] = llvm::json::Object{{"kind", "file"}, {"path", rel}};
     } else {
-      entry["init"] = llvm::json::Object{{"kind", p.init}, {"fan_in", p.fanIn}};
+      llvm::json::Object init{{"kind", p.init}};
+      if (p.init == "kaiming_uniform" || p.init == "bias_uniform")
+        init["fan_in"] = p.fanIn;
+      entry["init"] = std::move(init);
     }
     parameters.push_back(std::move(entry));
   }

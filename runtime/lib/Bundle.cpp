@@ -456,6 +456,8 @@ Status ManifestReader::readParameters(const json &root, Manifest &m) const {
         return s;
     } else if (kindText == "zeros") {
       p.init.kind = InitKind::Zeros;
+    } else if (kindText == "ones") {
+      p.init.kind = InitKind::Ones;
     } else if (kindText == "file") {
       p.init.kind = InitKind::File;
       if (Status s = bundlePath(*init, initPath, "path", p.init.path);
@@ -464,8 +466,8 @@ Status ManifestReader::readParameters(const json &root, Manifest &m) const {
     } else {
       return fail(join(initPath, "kind"),
                   "unknown init kind '" + kindText +
-                      "' (expected kaiming_uniform, bias_uniform, zeros or "
-                      "file)");
+                      "' (expected kaiming_uniform, bias_uniform, zeros, ones "
+                      "or file)");
     }
     m.parameters.push_back(std::move(p));
   }
@@ -646,6 +648,8 @@ std::string_view qtrain::rt::toString(InitKind kind) {
     return "bias_uniform";
   case InitKind::Zeros:
     return "zeros";
+  case InitKind::Ones:
+    return "ones";
   case InitKind::File:
     return "file";
   }

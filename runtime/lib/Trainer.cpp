@@ -268,6 +268,9 @@ Status Trainer::initialize(ErrorKind *kind) {
     }
     case InitKind::Zeros:
       break;
+    case InitKind::Ones:
+      std::fill(data, data + p.numel, 1.0f);
+      break;
     case InitKind::File:
       std::memcpy(data, bundle->getFileInit(i).data(),
                   size_t(p.numel) * sizeof(float));

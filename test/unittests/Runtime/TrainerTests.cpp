@@ -349,6 +349,16 @@ TEST(TrainerScheduleTest, OutOfMemory) {
 // Initialization
 //===----------------------------------------------------------------------===//
 
+TEST(TrainerInitTest, OnesForNormalizationScales) {
+  ToyBundle toy;
+  toy.manifest["parameters"][2]["init"] = {{"kind", "ones"}};
+  toy.write();
+  auto trainer = create(openToy(toy.dir), options("static:8", 10));
+  ASSERT_NE(trainer, nullptr);
+  for (float v : parameter(*trainer, "z"))
+    EXPECT_EQ(v, 1.0f);
+}
+
 uint32_t fnv1a(const std::string &text) {
   uint32_t hash = 2166136261u;
   for (char c : text)

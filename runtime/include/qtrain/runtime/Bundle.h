@@ -89,6 +89,8 @@ enum class InitKind {
   /// U(-b, b) with b = 1 / sqrt(fan_in): PyTorch's default bias.
   BiasUniform,
   Zeros,
+  /// All 1.0: PyTorch's default for normalization scales.
+  Ones,
   /// Raw little-endian f32 values from a file in the bundle.
   File,
 };
@@ -216,6 +218,7 @@ Status openBundle(const std::string &dir, std::unique_ptr<Bundle> &out,
 /// "f32" or "i64".
 std::string_view toString(DType dtype);
 /// The manifest's spelling: "kaiming_uniform", "bias_uniform", "zeros",
+/// "ones",
 /// "file".
 std::string_view toString(InitKind kind);
 
