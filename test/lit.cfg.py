@@ -11,7 +11,7 @@ from lit.llvm import llvm_config
 config.name = "qtrain"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["unittests", "lib", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["unittests", "lib", "Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.qtrain_obj_root, "test")
@@ -58,5 +58,5 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["qtrain-opt", "qtrain-compile", "qtrain-schedule", "qtrain-quant-check",
-     "qtrain-train-toy"], [config.qtrain_tools_dir]
+     "qtrain-train-toy", "qtrain-variant-check"], [config.qtrain_tools_dir]
 )
