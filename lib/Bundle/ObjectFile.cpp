@@ -9,7 +9,6 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -33,27 +32,6 @@ LogicalResult mlir::qtrain::emitObjectFile(ModuleOp module, StringRef cpu,
   llvm::InitializeNativeTargetAsmPrinter();
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
-
-  // qtrain's annotations have done their job; LLVM IR has no place for them.
-  auto isQTrain = [](NamedAttribute attr) {
-    return attr.getName().getValue().starts_with("qtrain.");
-  };
-  module.walk([&](Operation *op) {
-    for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
-      if (isQTrain(attr))
-        op->removeDiscardableAttr(attr.getName());
-    auto fn = dyn_cast<FunctionOpInterface>(op);
-    if (!fn)
-      return;
-    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
-      for (NamedAttribute attr : llvm::to_vector(fn.getArgAttrs(i)))
-        if (isQTrain(attr))
-          fn.removeArgAttr(i, attr.getName());
-    for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
-      for (NamedAttribute attr : llvm::to_vector(fn.getResultAttrs(i)))
-        if (isQTrain(attr))
-          fn.removeResultAttr(i, attr.getName());
-  });
 
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvmModule =

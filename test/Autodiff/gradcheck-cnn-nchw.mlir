@@ -3,7 +3,7 @@
 // convolution with a broadcast bias, sum pooling, collapse_shape and a
 // transposed-weight linear layer.
 // RUN: qtrain-opt %s --qtrain-autodiff -o %t.step.mlir
-// RUN: mlir-opt %t.step.mlir %lower_to_llvm | mlir-translate -allow-unregistered-dialect --mlir-to-llvmir -o %t.ll
+// RUN: qtrain-opt %t.step.mlir --qtrain-lower-cpu | mlir-translate -allow-unregistered-dialect --mlir-to-llvmir -o %t.ll
 // RUN: %cc_step %t.ll -o %t.so
 // RUN: %gradcheck %t.so %t.step.mlir --samples 8 | FileCheck %s
 

@@ -3,7 +3,7 @@
 // division), batch_matmul, and a log-softmax written as generics (max, exp,
 // sum, log) feeding the loss.
 // RUN: qtrain-opt %s --qtrain-autodiff -o %t.step.mlir
-// RUN: mlir-opt %t.step.mlir %lower_to_llvm | mlir-translate -allow-unregistered-dialect --mlir-to-llvmir -o %t.ll
+// RUN: qtrain-opt %t.step.mlir --qtrain-lower-cpu | mlir-translate -allow-unregistered-dialect --mlir-to-llvmir -o %t.ll
 // RUN: %cc_step %t.ll -o %t.so
 // RUN: %gradcheck %t.so %t.step.mlir --samples 8 | FileCheck %s
 

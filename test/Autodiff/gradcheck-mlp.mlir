@@ -1,7 +1,7 @@
 // Gradients of a two-layer MLP (transpose, bias broadcast, matmul in plain and
 // transposed-B form, tanh) match central differences in f64.
 // RUN: qtrain-opt %s --qtrain-autodiff -o %t.step.mlir
-// RUN: mlir-opt %t.step.mlir %lower_to_llvm | mlir-translate -allow-unregistered-dialect --mlir-to-llvmir -o %t.ll
+// RUN: qtrain-opt %t.step.mlir --qtrain-lower-cpu | mlir-translate -allow-unregistered-dialect --mlir-to-llvmir -o %t.ll
 // RUN: %cc_step %t.ll -o %t.so
 // RUN: %gradcheck %t.so %t.step.mlir | FileCheck %s
 

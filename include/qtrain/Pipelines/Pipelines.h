@@ -15,7 +15,7 @@ namespace mlir::qtrain {
 
 /// Lowers a materialized training module (tensors, linalg, qtrain
 /// quantizers, scf.index_switch dispatch) to the LLVM dialect for the CPU:
-/// convert-qtrain-to-linalg, one-shot bufferization with identity layouts,
+/// convert-qtrain-to-linalg, qtrain-drop-annotations, one-shot bufferization with identity layouts,
 /// results as out-parameters, deallocation, loops, and the conversions to
 /// LLVM with bare-pointer memrefs (docs/bundle.md, "The step ABI").
 void buildCPULoweringPipeline(OpPassManager &pm);

@@ -314,4 +314,15 @@ def CopiesToLinalgPass : Pass<"qtrain-copies-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def DropAnnotationsPass : Pass<"qtrain-drop-annotations", "::mlir::ModuleOp"> {
+  let summary = "Remove qtrain's discardable attributes before lowering";
+  let description = [{
+    Removes every `qtrain.*` discardable attribute from ops, function
+    arguments and results. Once the manifest has been read and the variants
+    materialized, the annotations have done their job; some are tied to
+    tensor types (`qtrain.init`) that bufferization changes, and LLVM IR has
+    no place for any of them. First pass of `qtrain-lower-cpu`.
+  }];
+}
+
 #endif // QTRAIN_TRANSFORMS_PASSES_TD

@@ -3,7 +3,7 @@
 // bitwidth 0..16, with NaN, +-inf, constant rows, rows without a finite
 // element and ranges wider than FLT_MAX.
 // RUN: qtrain-opt %s --convert-qtrain-to-linalg -o %t.lowered.mlir
-// RUN: mlir-opt %t.lowered.mlir %lower_to_llvm | mlir-translate -allow-unregistered-dialect --mlir-to-llvmir -o %t.ll
+// RUN: qtrain-opt %t.lowered.mlir --qtrain-lower-cpu | mlir-translate -allow-unregistered-dialect --mlir-to-llvmir -o %t.ll
 // RUN: %cc_step %t.ll -o %t.so
 // RUN: qtrain-quant-check %t.so | FileCheck %s
 
