@@ -18,6 +18,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/BitVector.h"
 
 using namespace mlir;
 using namespace mlir::qtrain;
@@ -42,9 +44,14 @@ public:
   TangentBuilder(OpBuilder &b, Location loc, IRMapping &primal)
       : b(b), loc(loc), primal(primal) {}
 
+  /// The operand's tangent is 1. Tangents are sparse: an absent one is
+  /// exactly zero and a product by the seed is the other factor, so the
+  /// gradient body reads only what the derivative needs (the weight
+  /// gradient of a matmul reads the activation and the adjoint, not the
+  /// weight).
   void seed(Value arg) {
-    tangents[arg] =
-        arith::ConstantOp::create(b, loc, b.getFloatAttr(arg.getType(), 1.0));
+    one = arith::ConstantOp::create(b, loc, b.getFloatAttr(arg.getType(), 1.0));
+    tangents[arg] = one;
   }
   Value get(Value v) const { return tangents.lookup(v); }
 
@@ -59,6 +66,18 @@ private:
   }
   Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  /// t * y for a tangent t that may be absent (zero) or the seed (one).
+  Value scale(Value t, Value y) {
+    if (!t)
+      return {};
+    return t == one ? y : mul(t, y);
+  }
+  /// x + y for tangents that may be absent.
+  Value sum(Value x, Value y) {
+    if (!x || !y)
+      return x ? x : y;
+    return add(x, y);
+  }
   Value orZero(Value t, Type type) { return t ? t : zero(type); }
   /// Derivative of max/min: the tangent of the operand that wins; at a tie
   /// with a constant the constant wins (ReLU's gradient at 0 is 0, as in
@@ -69,6 +88,7 @@ private:
   Location loc;
   IRMapping &primal;
   llvm::DenseMap<Value, Value> tangents;
+  Value one;
 };
 
 } // namespace
@@ -105,12 +125,16 @@ LogicalResult TangentBuilder::visit(Operation *op) {
   auto t = [&](unsigned i) { return orZero(get(op->getOperand(i)), type); };
   Value r = p(result);
   Value d;
+  Value t0 = get(op->getOperand(0));
+  Value t1 = op->getNumOperands() > 1 ? get(op->getOperand(1)) : Value();
   if (isa<arith::AddFOp>(op)) {
-    d = add(t(0), t(1));
+    d = sum(t0, t1);
   } else if (isa<arith::SubFOp>(op)) {
-    d = arith::SubFOp::create(b, loc, t(0), t(1));
+    d = !t1   ? t0
+        : !t0 ? Value(arith::NegFOp::create(b, loc, t1))
+              : Value(arith::SubFOp::create(b, loc, t0, t1));
   } else if (isa<arith::MulFOp>(op)) {
-    d = add(mul(t(0), p(op->getOperand(1))), mul(p(op->getOperand(0)), t(1)));
+    d = sum(scale(t0, p(op->getOperand(1))), scale(t1, p(op->getOperand(0))));
   } else if (isa<arith::DivFOp>(op)) {
     // (t0 - r * t1) / y with r = x / y.
     Value num = arith::SubFOp::create(b, loc, t(0), mul(r, t(1)));
@@ -130,7 +154,6 @@ LogicalResult TangentBuilder::visit(Operation *op) {
     // Piecewise-constant: no tangent.
     return success();
   } else if (isa<arith::ExtFOp, arith::TruncFOp>(op)) {
-    Value t0 = get(op->getOperand(0));
     d = isa<arith::ExtFOp>(op)
             ? Value(arith::ExtFOp::create(b, loc, type, t0))
             : Value(arith::TruncFOp::create(b, loc, type, t0));
@@ -160,6 +183,44 @@ LogicalResult TangentBuilder::visit(Operation *op) {
   }
   tangents[result] = d;
   return success();
+}
+
+/// Erases the dead scalar ops of `op`'s body and the inputs it no longer
+/// reads: the primal clone leaves operands the derivative does not need, and
+/// a contraction's gradient should take just the two factors it multiplies.
+static linalg::GenericOp dropUnusedInputs(OpBuilder &b, linalg::GenericOp op) {
+  Block *body = op.getBody();
+  SmallVector<Operation *> bodyOps;
+  for (Operation &bodyOp : body->without_terminator())
+    bodyOps.push_back(&bodyOp);
+  for (Operation *bodyOp : llvm::reverse(bodyOps))
+    if (isOpTriviallyDead(bodyOp))
+      bodyOp->erase();
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  llvm::BitVector unused(body->getNumArguments());
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    if (op.getMatchingBlockArgument(in).use_empty()) {
+      unused.set(op.getMatchingBlockArgument(in).getArgNumber());
+      continue;
+    }
+    inputs.push_back(in->get());
+    maps.push_back(op.getMatchingIndexingMap(in));
+  }
+  if (unused.none())
+    return op;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    maps.push_back(op.getMatchingIndexingMap(&init));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op);
+  auto slim = linalg::GenericOp::create(b, op.getLoc(), op.getResultTypes(),
+                                        inputs, op.getDpsInits(), maps,
+                                        op.getIteratorTypesArray());
+  slim.getRegion().takeBody(op.getRegion());
+  slim.getBody()->eraseArguments(unused);
+  op->replaceAllUsesWith(slim->getResults());
+  op->erase();
+  return slim;
 }
 
 /// Finds the reduction combiner of `op`'s body, or fails with an error.
@@ -368,6 +429,7 @@ LogicalResult mlir::qtrain::differentiateLinalgOperand(ReverseMode &rm,
     grad->erase();
     return failure();
   }
+  grad = dropUnusedInputs(b, grad);
   Value result = grad.getResult(0);
   if (gradType != fullGradType) {
     // Put the unit dimensions back: each joins the group of the next kept

@@ -19,10 +19,15 @@
 // d loss / d logits = (softmax - onehot) / batch.
 //       CHECK:   arith.constant 2.500000e-01
 //       CHECK:   %[[DLOGITS:.*]] = linalg.generic
-// The weight gradient contracts the adjoint with the input over the batch.
+// The weight gradient contracts the adjoint with the input over the batch,
+// reading just those two: a multiply-accumulate, nothing times zero.
 //       CHECK:   %[[DW:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "parallel"]
-//  CHECK-SAME:     ins(%[[X]], %[[W]], %[[DLOGITS]] :
+//  CHECK-SAME:     ins(%[[X]], %[[DLOGITS]] :
 //  CHECK-SAME:     attrs = {qtrain.role = #qtrain<role weight_grad>}
+//  CHECK-NEXT:   ^bb0(%[[A:.*]]: f32, %[[E:.*]]: f32, %[[ACC:.*]]: f32):
+//  CHECK-NEXT:     %[[P:.*]] = arith.mulf %[[A]], %[[E]] : f32
+//  CHECK-NEXT:     %[[S:.*]] = arith.addf %[[ACC]], %[[P]] : f32
+//  CHECK-NEXT:     linalg.yield %[[S]] : f32
 // No gradient for the data input.
 //   CHECK-NOT:   ins(%[[W]], %{{.*}}, %[[DLOGITS]]
 // SGD with momentum and weight decay.
