@@ -48,41 +48,49 @@ static LogicalResult verifyQuantizer(Operation *op, Value bitsValue,
   return success();
 }
 
-LogicalResult FakeQuantOp::verify() {
-  if (failed(verifyQuantizer(*this, getBits(), getRounding(), bool(getSeed()))))
-    return failure();
-
-  auto inputType = cast<RankedTensorType>(getInput().getType());
-  GranularityAttr granularity = getGranularity();
+/// Checks the channel axis against the input's rank, and that an explicit
+/// range has the shape of the statistics it replaces.
+static LogicalResult verifyGranularityAndRange(Operation *op, Value input,
+                                               GranularityAttr granularity,
+                                               Value min, Value max) {
+  auto inputType = cast<RankedTensorType>(input.getType());
   if (granularity.isPerChannel() &&
       *granularity.getAxis() >= inputType.getRank())
-    return emitOpError("channel axis ")
+    return op->emitOpError("channel axis ")
            << *granularity.getAxis() << " is out of range for a tensor of rank "
            << inputType.getRank();
 
-  if (!getMin())
+  if (!min)
     return success();
-  // An explicit range has the shape of the statistics it replaces.
-  for (Value bound : {getMin(), getMax()}) {
+  for (Value bound : {min, max}) {
     Type type = bound.getType();
     if (!granularity.isPerChannel()) {
       if (!type.isF32())
-        return emitOpError("a per-tensor range must be f32 scalars, got ")
+        return op->emitOpError("a per-tensor range must be f32 scalars, got ")
                << type;
       continue;
     }
     auto rangeType = dyn_cast<RankedTensorType>(type);
     if (!rangeType)
-      return emitOpError("a per-channel range must be 1-D tensors, got ")
+      return op->emitOpError("a per-channel range must be 1-D tensors, got ")
              << type;
     int64_t channels = inputType.getDimSize(*granularity.getAxis());
     int64_t entries = rangeType.getDimSize(0);
     if (!ShapedType::isDynamic(channels) && !ShapedType::isDynamic(entries) &&
         channels != entries)
-      return emitOpError("a per-channel range needs one entry per channel (")
+      return op->emitOpError("a per-channel range needs one entry per "
+                             "channel (")
              << channels << "), got " << entries;
   }
   return success();
+}
+
+LogicalResult FakeQuantOp::verify() {
+  if (failed(verifyQuantizer(*this, getBits(), getRounding(), bool(getSeed()))))
+    return failure();
+
+  return verifyGranularityAndRange(*this, getInput(), getGranularity(),
+                                   getMin(), getMax());
 }
 
 OpFoldResult FakeQuantOp::fold(FoldAdaptor adaptor) {
@@ -91,6 +99,40 @@ OpFoldResult FakeQuantOp::fold(FoldAdaptor adaptor) {
       bits && bits.getValue().isZero())
     return getInput();
   return {};
+}
+
+//===----------------------------------------------------------------------===//
+// QuantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult QuantizeOp::verify() {
+  bool stochastic = getRounding() == Rounding::Stochastic;
+  if (stochastic != bool(getSeed()))
+    return emitOpError(stochastic ? "stochastic rounding requires a seed"
+                                  : "a seed is only used by stochastic "
+                                    "rounding");
+  if (failed(verifyGranularityAndRange(*this, getInput(), getGranularity(),
+                                       getMin(), getMax())))
+    return failure();
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  auto codesType = getCodes().getType();
+  int64_t bits = getBits();
+  Type codeType = getCodeType(getContext(), bits);
+  if (codesType.getShape() != inputType.getShape() ||
+      codesType.getElementType() != codeType)
+    return emitOpError("codes of a ")
+           << bits << "-bit grid must be "
+           << RankedTensorType::get(inputType.getShape(), codeType) << ", got "
+           << codesType;
+  SmallVector<int64_t> statShape;
+  if (std::optional<int64_t> axis = getGranularity().getAxis())
+    statShape.push_back(inputType.getDimSize(*axis));
+  auto statType =
+      RankedTensorType::get(statShape, Float32Type::get(getContext()));
+  if (getScale().getType() != statType)
+    return emitOpError("scale and low must be ")
+           << statType << " for this granularity, got " << getScale().getType();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

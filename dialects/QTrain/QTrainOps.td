@@ -98,6 +98,74 @@ def QTrain_FakeQuantOp : QTrain_Op<"fake_quant", [
 }
 
 //===----------------------------------------------------------------------===//
+// QuantizeOp
+//===----------------------------------------------------------------------===//
+
+def QTrain_QuantizeOp : QTrain_Op<"quantize", [
+    Pure, AttrSizedOperandSegments, AllTypesMatch<["scale", "low"]>]> {
+  let summary = "Integer codes of a tensor on the grid of qtrain.fake_quant";
+  let description = [{
+    Computes what `qtrain.fake_quant` computes at a constant `bits` (1 to
+    16), the same operands meaning the same thing, but returns the grid
+    instead of the dequantized values: the codes, the scale `s` and the
+    range's low end `mn`, with
+
+    ```
+    q     = the grid index fake_quant computes, in [0, 2^b - 1]
+    codes = q - 2^(b-1)            (i8 for b <= 8, i16 for 9 <= b <= 16)
+    fake_quant(x) = q * s + mn = (codes + 2^(b-1)) * s + mn
+    ```
+
+    so that a product of two quantized tensors is an integer product of
+    codes plus corrections (see `qtrain-integer-kernels`). `scale` and `low`
+    are `tensor<f32>` per tensor, or one entry per channel along the
+    granularity's axis. Codes are signed and centred so that 8-bit grids fit
+    i8 and products of two codes fit 15 bits.
+
+    NaN has no code: a NaN element gets code 0 and makes `low` NaN (every
+    entry), so every value computed from the codes is NaN, never a silently
+    finite result. Infinities are clamped to the ends of the grid, as
+    fake_quant does.
+
+    ```mlir
+    %codes, %scale, %low = qtrain.quantize %w, 4 role weight
+        rounding nearest_even granularity<per_channel, axis = 0>
+        : tensor<6x25xf32> -> tensor<6x25xi8>, tensor<6xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[F32]>:$input,
+    ConfinedAttr<I32Attr, [IntMinValue<1>, IntMaxValue<16>]>:$bits,
+    Optional<QTrain_RangeType>:$min,
+    Optional<QTrain_RangeType>:$max,
+    Optional<I64>:$seed,
+    Optional<I32>:$step,
+    QTrain_RoleAttr:$role,
+    QTrain_RoundingAttr:$rounding,
+    QTrain_GranularityAttr:$granularity,
+    DefaultValuedAttr<I64Attr, "0">:$stream
+  );
+  let results = (outs
+    RankedTensorOf<[I8, I16]>:$codes,
+    RankedTensorOf<[F32]>:$scale,
+    RankedTensorOf<[F32]>:$low
+  );
+  let assemblyFormat = [{
+    $input `,` $bits `role` `` $role `rounding` `` $rounding `granularity` `` $granularity
+    (`range` `(` $min^ `,` $max `:` type($min) `,` type($max) `)`)?
+    (`seed` `(` $seed^ `,` $step `)`)? attr-dict `:` type($input) `->`
+    type($codes) `,` type($scale)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The code storage type of a `bits`-wide grid: i8 up to 8 bits, else i16.
+    static IntegerType getCodeType(MLIRContext *ctx, int64_t bits) {
+      return IntegerType::get(ctx, bits <= 8 ? 8 : 16);
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // GradQuantOp
 //===----------------------------------------------------------------------===//
 

@@ -131,6 +131,13 @@ Status qtrain::rt::makeQuantGridFromRange(float mn, float range, int bits,
   return Status::success();
 }
 
+int qtrain::rt::quantIndexNearest(float x, const QuantGrid &grid) {
+  if (std::isnan(x))
+    return 0;
+  float v = (x - grid.min) / grid.scale;
+  return static_cast<int>(clampAndRound(v, grid.levels));
+}
+
 float qtrain::rt::fakeQuantNearest(float x, const QuantGrid &grid) {
   if (std::isnan(x))
     return x;

@@ -8,12 +8,19 @@
 // matmul. It also checks that the neighbouring bitwidth's prediction is far
 // off, so a variant that ignored its bitwidth would fail.
 //
+// Variants at 1..16 bits are integer kernels (qtrain-integer-kernels): they
+// must equal, bit for bit, the reference integer computation: the
+// reference quantizer's grid indices q as centred codes c = q - 2^(b-1),
+// exact integer sums T1 = sum cx*cw, T2 = sum cx, T3 = sum cw, T4 = K, and
+// the epilogue in f64 in the documented order, rounded once to f32.
+//
 //===----------------------------------------------------------------------===//
 
 #include "qtrain/runtime/Quantize.h"
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <dlfcn.h>
 #include <random>
 #include <string>
@@ -42,6 +49,48 @@ std::vector<double> reference(const std::vector<float> &w,
     for (int n = 0; n < kN; ++n)
       for (int k = 0; k < kK; ++k)
         y[m * kN + n] += double(xq[m * kK + k]) * double(wq[n * kK + k]);
+  return y;
+}
+
+/// The integer kernel's result at `bits`, computed from the reference
+/// quantizer's grid indices with exact integer sums.
+std::vector<float> integerReference(const std::vector<float> &w,
+                                    const std::vector<float> &x, int bits) {
+  const int half = 1 << (bits - 1);
+  rt::FiniteRange xr = rt::finiteRange(x.data(), x.size());
+  rt::QuantGrid xg;
+  if (rt::makeQuantGrid(xr.min, xr.max, bits, xg).failed())
+    return {};
+  std::vector<rt::QuantGrid> wg(kN);
+  for (int n = 0; n < kN; ++n) {
+    rt::FiniteRange r = rt::finiteRange(&w[n * kK], kK);
+    if (rt::makeQuantGrid(r.min, r.max, bits, wg[n]).failed())
+      return {};
+  }
+  std::vector<int64_t> cx(x.size()), cw(w.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    cx[i] = rt::quantIndexNearest(x[i], xg) - half;
+  for (int n = 0; n < kN; ++n)
+    for (int k = 0; k < kK; ++k)
+      cw[n * kK + k] = rt::quantIndexNearest(w[n * kK + k], wg[n]) - half;
+  std::vector<float> y(kM * kN);
+  for (int m = 0; m < kM; ++m)
+    for (int n = 0; n < kN; ++n) {
+      int64_t t1 = 0, t2 = 0, t3 = 0, t4 = kK;
+      for (int k = 0; k < kK; ++k) {
+        t1 += cx[m * kK + k] * cw[n * kK + k];
+        t2 += cx[m * kK + k];
+        t3 += cw[n * kK + k];
+      }
+      double sA = xg.scale, sW = wg[n].scale;
+      double lA = double(xg.min) + double(half) * sA;
+      double lW = double(wg[n].min) + double(half) * sW;
+      double sum = (sA * sW) * double(t1);
+      sum = sum + (sA * lW) * double(t2);
+      sum = sum + (lA * sW) * double(t3);
+      sum = sum + (lA * lW) * double(t4);
+      y[m * kN + n] = float(0.0 + sum);
+    }
   return y;
 }
 
@@ -83,10 +132,20 @@ int main(int argc, char **argv) {
     std::vector<float> wIn = w, xIn = x, init(kM * kN, 0.0f), out(kM * kN);
     variant(xIn.data(), wIn.data(), init.data(), out.data());
     double err = maxError(out, reference(w, x, bits));
-    // fp32 accumulation of 16 products of magnitude <= ~16: well below 1e-4.
+    // Against the fp64 product of fake-quantized values: fp32 accumulation
+    // (0 bits) or the fp32 rounding of each dequantized value (integer
+    // kernels), 16 products of magnitude <= ~16: well below 1e-4.
     bool ok = err <= 1e-4;
     std::printf("variant-check: %-30s max |y - ref(%d)| = %.2e", symbol.c_str(),
                 bits, err);
+    if (bits >= 1) {
+      std::vector<float> exact = integerReference(w, x, bits);
+      bool same = exact.size() == out.size() &&
+                  std::memcmp(exact.data(), out.data(),
+                              out.size() * sizeof(float)) == 0;
+      std::printf(", integer reference %s", same ? "bit-exact" : "DIFFERS");
+      ok &= same;
+    }
     if (bits >= 3) {
       double other = maxError(out, reference(w, x, bits - 1));
       std::printf(", |y - ref(%d)| = %.2e", bits - 1, other);

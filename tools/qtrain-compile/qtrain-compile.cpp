@@ -130,7 +130,8 @@ int main(int argc, char **argv) {
     pipeline += ",qtrain-materialize-variants{bits=" + bits +
                 " grad-bits=" + gradBits +
                 " fp32=" + (fp32 ? "true" : "false") +
-                " max-variants=" + std::to_string(maxVariants) + "}";
+                " max-variants=" + std::to_string(maxVariants) +
+                "},qtrain-integer-kernels";
   PassManager frontend(&context);
   if (failed(parsePassPipeline(pipeline, frontend, llvm::errs())))
     return fail("bad pipeline: " + pipeline);

@@ -302,6 +302,57 @@ def MaterializeVariantsPass : Pass<"qtrain-materialize-variants",
   ];
 }
 
+def IntegerKernelsPass : Pass<"qtrain-integer-kernels", "ModuleOp"> {
+  let summary = "Integer kernels for the products of quantized operands";
+  let description = [{
+    In every kernel variant (a function with `qtrain.variant`, made by
+    `qtrain-materialize-variants`), a product whose two factors are
+    quantized on integer grids of constant bitwidth (through zero padding
+    and transposes) becomes an integer contraction of their codes
+    (`qtrain.quantize`) plus zero-point corrections:
+
+    ```
+    a = (ca + ha) * sa + la   (ha = 2^(ba-1), the codes ca are centred)
+    y = init + sa*sw*T1 + sa*lw'*T2 + la'*sw*T3 + la'*lw'*T4
+    T1 = sum ca*cw   T2 = sum ca*mw   T3 = sum ma*cw   T4 = sum ma*mw
+    ```
+
+    with l' = l + h*s, m the 0/1 mask of an operand (0 in its zero padding,
+    where its value is 0, not a grid point), every T an exact integer
+    contraction over the same loops as the product, and the epilogue in
+    f64 in exactly that order, rounded once to f32. A correction term runs
+    the contraction with the loops private to the masked operand collapsed
+    to one iteration, so it costs 1/F of the main term (F: that operand's
+    private extent, e.g. the output channels). Codes are i8 up to 8 bits and
+    i16 up to 16; each term accumulates in i32 when its reduction length
+    times the largest product of codes cannot overflow it, else in i64.
+
+    A product stays in f32 on the fake-quantized values, with one remark
+    per site and product, when its factors are not both quantized or when a
+    per-channel scale runs along a reduction dimension (the input gradient
+    of a layer with per-output-channel weights): such a sum cannot be
+    factored into one integer product. The variant's `qtrain.variant`
+    dictionary gets `kernel = "i8"`, `"i16"` or `"f32"`.
+
+    With `f64-reference`, every product instead accumulates its
+    fake-quantized operands in f64 and rounds once to f32
+    (`kernel = "f64"`): what the reference quantizer plus an fp64 product
+    predicts, which the integer kernels are checked against.
+  }];
+  let options = [
+    Option<"f64Reference", "f64-reference", "bool", /*default=*/"false",
+           "Accumulate every product in f64 instead (the reference)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::qtrain::QTrainDialect"
+  ];
+  let statistics = [
+    Statistic<"numInteger", "integer-products", "Products made integer">,
+    Statistic<"numFloat", "float-products", "Products left in f32">,
+  ];
+}
+
 def CopiesToLinalgPass : Pass<"qtrain-copies-to-linalg"> {
   let summary = "Rewrite memref.copy as linalg.copy";
   let description = [{

@@ -78,140 +78,271 @@ static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
                                           Value input,
                                           std::optional<int64_t> axis);
 
-struct FakeQuantLowering : OpRewritePattern<FakeQuantOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// The operands fake_quant and quantize share.
+struct Quantizer {
+  Value input, bits, min, max, seed, step;
+  Rounding rounding;
+  std::optional<int64_t> axis;
+  int64_t stream;
 
-  LogicalResult matchAndRewrite(FakeQuantOp op,
-                                PatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getInput().getType());
-    if (!type.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shapes");
-    rewriter.replaceOp(op, buildQuantized(rewriter, op.getLoc(), op, type));
-    return success();
+  template <typename OpT>
+  static Quantizer of(OpT op, Value bits) {
+    return {op.getInput(),
+            bits,
+            op.getMin(),
+            op.getMax(),
+            op.getSeed(),
+            op.getStep(),
+            op.getRounding(),
+            op.getGranularity().getAxis(),
+            static_cast<int64_t>(op.getStream())};
   }
+};
 
-private:
-  static Value buildQuantized(OpBuilder &b, Location loc, FakeQuantOp op,
-                              RankedTensorType type) {
-    MLIRContext *ctx = b.getContext();
-    unsigned rank = type.getRank();
-    std::optional<int64_t> axis = op.getGranularity().getAxis();
-    Value mn = op.getMin(), mx = op.getMax();
+/// The noise of the current element: its row-major index i selects word
+/// i % 4 of Philox block i / 4.
+static Value noise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                   Value seedLo, Value seedHi, Value stream, Value step) {
+  Type i64 = b.getI64Type(), i32 = b.getI32Type();
+  Value index = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    Value dim = arith::IndexCastOp::create(b, loc, i64,
+                                           linalg::IndexOp::create(b, loc, d));
+    Value sz = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(size));
+    index = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, index, sz), dim);
+  }
+  Value two = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(2));
+  Value thirtyTwo = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32));
+  Value block = arith::ShRUIOp::create(b, loc, index, two);
+  Value blockLo = arith::TruncIOp::create(b, loc, i32, block);
+  Value blockHi = arith::TruncIOp::create(
+      b, loc, i32, arith::ShRUIOp::create(b, loc, block, thirtyTwo));
+  auto words =
+      philox(b, loc, {blockLo, blockHi, stream, step}, {seedLo, seedHi});
+  Value lane = arith::TruncIOp::create(
+      b, loc, i32,
+      arith::AndIOp::create(
+          b, loc, index,
+          arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(3))));
+  Scalar s{b, loc};
+  auto is = [&](uint32_t k) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                 s.i32(k));
+  };
+  Value word =
+      s.select(is(0), words[0],
+               s.select(is(1), words[1], s.select(is(2), words[2], words[3])));
+  Value top24 = arith::ShRUIOp::create(b, loc, word, s.i32(8));
+  Value f = arith::UIToFPOp::create(b, loc, b.getF32Type(), top24);
+  Value unit = arith::MulFOp::create(b, loc, f, s.f32(1.0 / 16777216.0));
+  return arith::SubFOp::create(b, loc, unit, s.f32(0.5));
+}
+
+/// The grid of a quantizer and how each element lands on it, built once
+/// outside the linalg bodies and then per element inside them.
+class GridBuilder {
+public:
+  GridBuilder(OpBuilder &b, Location loc, const Quantizer &q) : q(q) {
+    auto type = cast<RankedTensorType>(q.input.getType());
+    shape = llvm::to_vector(type.getShape());
+    mn = q.min;
+    mx = q.max;
     if (!mn)
-      std::tie(mn, mx) = buildRange(b, loc, op.getInput(), axis);
+      std::tie(mn, mx) = buildRange(b, loc, q.input, q.axis);
     // Scalars of an explicit per-tensor range become 0-d tensors.
     for (Value *v : {&mn, &mx})
       if (!isa<RankedTensorType>(v->getType()))
         *v = tensor::FromElementsOp::create(
             b, loc, RankedTensorType::get({}, b.getF32Type()), ValueRange{*v});
-    AffineMap statMap =
-        axis ? AffineMap::get(rank, 0, b.getAffineDimExpr(*axis), ctx)
-             : AffineMap::get(rank, 0, {}, ctx);
-
     // L = 2^bits - 1 as f32.
     Scalar s{b, loc};
     Value one = s.i32(1);
     Value levelsInt = arith::SubIOp::create(
-        b, loc, arith::ShLIOp::create(b, loc, one, op.getBits()), one);
-    Value levels = arith::UIToFPOp::create(b, loc, b.getF32Type(), levelsInt);
-    Value fullPrecision = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq, op.getBits(), s.i32(0));
-
-    bool stochastic = op.getRounding() == Rounding::Stochastic;
-    Value seedLo, seedHi, stream, step;
-    if (stochastic) {
+        b, loc, arith::ShLIOp::create(b, loc, one, q.bits), one);
+    levels = arith::UIToFPOp::create(b, loc, b.getF32Type(), levelsInt);
+    if (q.rounding == Rounding::Stochastic) {
       Type i32 = b.getI32Type();
-      seedLo = arith::TruncIOp::create(b, loc, i32, op.getSeed());
+      seedLo = arith::TruncIOp::create(b, loc, i32, q.seed);
       Value shifted = arith::ShRUIOp::create(
-          b, loc, op.getSeed(),
+          b, loc, q.seed,
           arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32)));
       seedHi = arith::TruncIOp::create(b, loc, i32, shifted);
-      stream = s.i32(uint32_t(op.getStream()));
-      step = op.getStep();
+      stream = s.i32(uint32_t(q.stream));
     }
+  }
 
+  /// The map from the input's loops to its statistics (0-d or the axis).
+  AffineMap statMap(MLIRContext *ctx) const {
+    unsigned rank = shape.size();
+    return q.axis ? AffineMap::get(rank, 0, getAffineDimExpr(*q.axis, ctx), ctx)
+                  : AffineMap::get(rank, 0, {}, ctx);
+  }
+
+  /// The grid step of range [lo, hi] (reference: gridOf).
+  Value scale(Scalar &e, Value lo, Value hi) const {
+    OpBuilder &nb = e.b;
+    Location nl = e.loc;
+    Value width = arith::SubFOp::create(nb, nl, hi, lo);
+    Value plain = arith::DivFOp::create(nb, nl, width, levels);
+    Value split =
+        arith::SubFOp::create(nb, nl, arith::DivFOp::create(nb, nl, hi, levels),
+                              arith::DivFOp::create(nb, nl, lo, levels));
+    split = e.select(e.isFinite(split), split, e.f32(FLT_MAX));
+    Value scale = e.select(e.isFinite(width), plain, split);
+    Value minScale = e.f32(1e-8);
+    return e.select(e.cmp(arith::CmpFPredicate::OLT, scale, minScale), minScale,
+                    scale);
+  }
+
+  /// The grid index q of `x`, an f32 integer in [0, L].
+  Value index(Scalar &e, Value x, Value lo, Value scale) const {
+    OpBuilder &nb = e.b;
+    Location nl = e.loc;
+    Value v = arith::DivFOp::create(
+        nb, nl, arith::SubFOp::create(nb, nl, x, lo), scale);
+    if (q.rounding == Rounding::Stochastic)
+      v = arith::AddFOp::create(
+          nb, nl, v, noise(nb, nl, shape, seedLo, seedHi, stream, q.step));
+    // Clamp to [0, L], then round half to even.
+    Value zero = e.f32(0.0);
+    v = e.select(e.cmp(arith::CmpFPredicate::OGT, v, levels), levels, v);
+    v = e.select(e.cmp(arith::CmpFPredicate::OLT, v, zero), zero, v);
+    return math::RoundEvenOp::create(nb, nl, v);
+  }
+
+  const Quantizer &q;
+  SmallVector<int64_t> shape;
+  Value mn, mx, levels, seedLo, seedHi, stream;
+};
+
+struct FakeQuantLowering : OpRewritePattern<FakeQuantOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(FakeQuantOp op,
+                                PatternRewriter &b) const override {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    if (!type.hasStaticShape())
+      return b.notifyMatchFailure(op, "dynamic shapes");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
+    Quantizer q = Quantizer::of(op, op.getBits());
+    GridBuilder grid(b, loc, q);
+    Scalar s{b, loc};
+    Value fullPrecision = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, op.getBits(), s.i32(0));
+    unsigned rank = type.getRank();
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap statMap = grid.statMap(ctx);
     Value init =
         tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-    ArrayRef<int64_t> shape = type.getShape();
     auto generic = linalg::GenericOp::create(
-        b, loc, TypeRange{type}, ValueRange{op.getInput(), mn, mx},
+        b, loc, TypeRange{type}, ValueRange{op.getInput(), grid.mn, grid.mx},
         ValueRange{init}, ArrayRef<AffineMap>{id, statMap, statMap, id},
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
         [&](OpBuilder &nb, Location nl, ValueRange a) {
           Scalar e{nb, nl};
-          Value x = a[0], lo = a[1], hi = a[2];
-          // The grid of the range (reference: gridOf).
-          Value width = arith::SubFOp::create(nb, nl, hi, lo);
-          Value plain = arith::DivFOp::create(nb, nl, width, levels);
-          Value split = arith::SubFOp::create(
-              nb, nl, arith::DivFOp::create(nb, nl, hi, levels),
-              arith::DivFOp::create(nb, nl, lo, levels));
-          split = e.select(e.isFinite(split), split, e.f32(FLT_MAX));
-          Value scale = e.select(e.isFinite(width), plain, split);
-          Value minScale = e.f32(1e-8);
-          scale = e.select(e.cmp(arith::CmpFPredicate::OLT, scale, minScale),
-                           minScale, scale);
-          // v = (x - mn) / s [+ noise]
-          Value v = arith::DivFOp::create(
-              nb, nl, arith::SubFOp::create(nb, nl, x, lo), scale);
-          if (stochastic)
-            v = arith::AddFOp::create(
-                nb, nl, v, noise(nb, nl, shape, seedLo, seedHi, stream, step));
-          // Clamp to [0, L], then round half to even.
-          Value zero = e.f32(0.0);
-          v = e.select(e.cmp(arith::CmpFPredicate::OGT, v, levels), levels, v);
-          v = e.select(e.cmp(arith::CmpFPredicate::OLT, v, zero), zero, v);
-          Value q = math::RoundEvenOp::create(nb, nl, v);
+          Value x = a[0], lo = a[1];
+          Value scale = grid.scale(e, lo, a[2]);
+          Value index = grid.index(e, x, lo, scale);
           Value y = arith::AddFOp::create(
-              nb, nl, arith::MulFOp::create(nb, nl, q, scale), lo);
+              nb, nl, arith::MulFOp::create(nb, nl, index, scale), lo);
           // NaN stays NaN; 0 bits is full precision.
           Value isNan = e.cmp(arith::CmpFPredicate::UNO, x, x);
           Value keep = arith::OrIOp::create(nb, nl, isNan, fullPrecision);
           linalg::YieldOp::create(nb, nl, e.select(keep, x, y));
         });
-    return generic.getResult(0);
+    b.replaceOp(op, generic.getResult(0));
+    return success();
   }
+};
 
-  /// The noise of the current element: its row-major index i selects word
-  /// i % 4 of Philox block i / 4.
-  static Value noise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                     Value seedLo, Value seedHi, Value stream, Value step) {
-    Type i64 = b.getI64Type(), i32 = b.getI32Type();
-    Value index = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
-    for (auto [d, size] : llvm::enumerate(shape)) {
-      Value dim = arith::IndexCastOp::create(
-          b, loc, i64, linalg::IndexOp::create(b, loc, d));
-      Value sz = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(size));
-      index = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, index, sz), dim);
-    }
-    Value two = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(2));
-    Value thirtyTwo =
-        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32));
-    Value block = arith::ShRUIOp::create(b, loc, index, two);
-    Value blockLo = arith::TruncIOp::create(b, loc, i32, block);
-    Value blockHi = arith::TruncIOp::create(
-        b, loc, i32, arith::ShRUIOp::create(b, loc, block, thirtyTwo));
-    auto words =
-        philox(b, loc, {blockLo, blockHi, stream, step}, {seedLo, seedHi});
-    Value lane = arith::TruncIOp::create(
-        b, loc, i32,
-        arith::AndIOp::create(
-            b, loc, index,
-            arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(3))));
+struct QuantizeLowering : OpRewritePattern<QuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &b) const override {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    if (!type.hasStaticShape())
+      return b.notifyMatchFailure(op, "dynamic shapes");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = b.getContext();
     Scalar s{b, loc};
-    auto is = [&](uint32_t k) {
-      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
-                                   s.i32(k));
-    };
-    Value word = s.select(
-        is(0), words[0],
-        s.select(is(1), words[1], s.select(is(2), words[2], words[3])));
-    Value top24 = arith::ShRUIOp::create(b, loc, word, s.i32(8));
-    Value f = arith::UIToFPOp::create(b, loc, b.getF32Type(), top24);
-    Value unit = arith::MulFOp::create(b, loc, f, s.f32(1.0 / 16777216.0));
-    return arith::SubFOp::create(b, loc, unit, s.f32(0.5));
+    int64_t bits = op.getBits();
+    Quantizer q = Quantizer::of(op, s.i32(uint32_t(bits)));
+    GridBuilder grid(b, loc, q);
+    auto statType = op.getScale().getType();
+    unsigned statRank = statType.getRank();
+    AffineMap statId = AffineMap::getMultiDimIdentityMap(statRank, ctx);
+    SmallVector<utils::IteratorType> statPar(statRank,
+                                             utils::IteratorType::parallel);
+
+    // Any NaN element poisons `low`.
+    unsigned rank = type.getRank();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    auto flagType = RankedTensorType::get({}, b.getI1Type());
+    Value falseValue = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+    Value flagInit =
+        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, b.getI1Type());
+    Value noNan = linalg::FillOp::create(b, loc, ValueRange{falseValue},
+                                         ValueRange{flagInit})
+                      .getResult(0);
+    auto anyNan = linalg::GenericOp::create(
+        b, loc, TypeRange{flagType}, ValueRange{op.getInput()},
+        ValueRange{noNan},
+        ArrayRef<AffineMap>{id, AffineMap::get(rank, 0, {}, ctx)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::reduction),
+        [](OpBuilder &nb, Location nl, ValueRange a) {
+          Value isNan = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNO,
+                                              a[0], a[0]);
+          linalg::YieldOp::create(
+              nb, nl, arith::OrIOp::create(nb, nl, a[1], isNan).getResult());
+        });
+
+    // The grid: scale and low per statistic.
+    auto gridOp = linalg::GenericOp::create(
+        b, loc, TypeRange{statType, statType},
+        ValueRange{grid.mn, grid.mx, anyNan.getResult(0)},
+        ValueRange{tensor::EmptyOp::create(b, loc, statType.getShape(),
+                                           b.getF32Type()),
+                   tensor::EmptyOp::create(b, loc, statType.getShape(),
+                                           b.getF32Type())},
+        ArrayRef<AffineMap>{statId, statId,
+                            AffineMap::get(statRank, 0, {}, ctx), statId,
+                            statId},
+        statPar, [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Scalar e{nb, nl};
+          Value scale = grid.scale(e, a[0], a[1]);
+          Value low = e.select(a[2], e.f32(NAN), a[0]);
+          linalg::YieldOp::create(nb, nl, ValueRange{scale, low});
+        });
+    Value scale = gridOp.getResult(0);
+
+    // The codes: q - 2^(b-1), 0 for NaN.
+    auto codesType = op.getCodes().getType();
+    Type codeType = codesType.getElementType();
+    AffineMap statMap = grid.statMap(ctx);
+    auto codes = linalg::GenericOp::create(
+        b, loc, TypeRange{codesType}, ValueRange{op.getInput(), grid.mn, scale},
+        ValueRange{
+            tensor::EmptyOp::create(b, loc, codesType.getShape(), codeType)},
+        ArrayRef<AffineMap>{id, statMap, statMap, id},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Scalar e{nb, nl};
+          Value x = a[0];
+          Value index = grid.index(e, x, a[1], a[2]);
+          Value q = arith::FPToSIOp::create(nb, nl, nb.getI32Type(), index);
+          Value code = arith::SubIOp::create(nb, nl, q,
+                                             e.i32(uint32_t(1) << (bits - 1)));
+          Value isNan = e.cmp(arith::CmpFPredicate::UNO, x, x);
+          code = e.select(isNan, e.i32(0), code);
+          linalg::YieldOp::create(
+              nb, nl,
+              arith::TruncIOp::create(nb, nl, codeType, code).getResult());
+        });
+    b.replaceOp(op, ValueRange{codes.getResult(0), scale, gridOp.getResult(1)});
+    return success();
   }
 };
 
@@ -323,9 +454,12 @@ struct ConvertQTrainToLinalgPass
     populateQTrainToLinalgConversionPatterns(patterns);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
-    module.walk([&](FakeQuantOp op) {
-      op.emitError("qtrain.fake_quant could not be lowered (dynamic shapes "
-                   "are not supported)");
+    module.walk([&](Operation *op) {
+      if (!isa<FakeQuantOp, QuantizeOp>(op))
+        return;
+      op->emitError() << op->getName()
+                      << " could not be lowered (dynamic shapes are not "
+                         "supported)";
       leftover = true;
     });
     if (leftover)
@@ -337,5 +471,6 @@ struct ConvertQTrainToLinalgPass
 
 void mlir::qtrain::populateQTrainToLinalgConversionPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<FakeQuantLowering, RangeEmaLowering>(patterns.getContext());
+  patterns.add<FakeQuantLowering, QuantizeLowering, RangeEmaLowering>(
+      patterns.getContext());
 }

@@ -354,3 +354,55 @@ func.func @f(%w: tensor<2xf32> {qtrain.param, qtrain.init = 1.0 : f32}) { return
 
 // expected-error @+1 {{unknown qtrain attribute 'qtrain.init' on a result}}
 func.func @f(%w: tensor<2xf32>) -> (tensor<2xf32> {qtrain.init = dense<1.0> : tensor<2xf32>}) { return %w : tensor<2xf32> }
+
+//===----------------------------------------------------------------------===//
+// QuantizeOp
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @quantize_bits_zero(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'qtrain.quantize' op attribute 'bits' failed to satisfy constraint: 32-bit signless integer attribute whose minimum value is 1 whose maximum value is 16}}
+  %c, %s, %l = qtrain.quantize %x, 0 role activation rounding nearest_even granularity<per_tensor> : tensor<8xf32> -> tensor<8xi8>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @quantize_code_type(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'qtrain.quantize' op codes of a 9-bit grid must be 'tensor<8xi16>', got 'tensor<8xi8>'}}
+  %c, %s, %l = qtrain.quantize %x, 9 role activation rounding nearest_even granularity<per_tensor> : tensor<8xf32> -> tensor<8xi8>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @quantize_code_shape(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'qtrain.quantize' op codes of a 4-bit grid must be 'tensor<8xi8>', got 'tensor<4xi8>'}}
+  %c, %s, %l = qtrain.quantize %x, 4 role activation rounding nearest_even granularity<per_tensor> : tensor<8xf32> -> tensor<4xi8>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @quantize_stat_shape(%w: tensor<6x4xf32>) {
+  // expected-error @+1 {{'qtrain.quantize' op scale and low must be 'tensor<6xf32>' for this granularity, got 'tensor<f32>'}}
+  %c, %s, %l = qtrain.quantize %w, 4 role weight rounding nearest_even granularity<per_channel, axis = 0> : tensor<6x4xf32> -> tensor<6x4xi8>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @quantize_needs_seed(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'qtrain.quantize' op stochastic rounding requires a seed}}
+  %c, %s, %l = qtrain.quantize %x, 8 role error rounding stochastic granularity<per_tensor> : tensor<8xf32> -> tensor<8xi8>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @quantize_axis(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'qtrain.quantize' op channel axis 1 is out of range for a tensor of rank 1}}
+  %c, %s, %l = qtrain.quantize %x, 8 role weight rounding nearest_even granularity<per_channel, axis = 1> : tensor<8xf32> -> tensor<8xi8>, tensor<8xf32>
+  return
+}

@@ -194,3 +194,17 @@ func.func @forward(%b: tensor<2xf32> {qtrain.param, qtrain.init = dense<[1.0, 2.
     }
   }
 #-}
+
+// -----
+
+// CHECK-LABEL: func.func @quantize_codes
+//       CHECK:   %{{.*}}, %{{.*}}, %{{.*}} = qtrain.quantize %arg0, 4 role weight rounding nearest_even granularity<per_channel, axis = 0> : tensor<6x25xf32> -> tensor<6x25xi8>, tensor<6xf32>
+//       CHECK:   qtrain.quantize %arg1, 12 role error rounding stochastic granularity<per_tensor> seed(%arg2, %arg3) {stream = 2 : i64} : tensor<8x4xf32> -> tensor<8x4xi16>, tensor<f32>
+//       CHECK:   qtrain.quantize %arg1, 8 role activation rounding nearest_even granularity<per_tensor> range(%arg4, %arg5 : f32, f32) : tensor<8x4xf32> -> tensor<8x4xi8>, tensor<f32>
+func.func @quantize_codes(%w: tensor<6x25xf32>, %e: tensor<8x4xf32>, %seed: i64, %step: i32, %mn: f32, %mx: f32)
+    -> (tensor<6x25xi8>, tensor<6xf32>, tensor<8x4xi16>, tensor<8x4xi8>) {
+  %c, %s, %l = qtrain.quantize %w, 4 role weight rounding nearest_even granularity<per_channel, axis = 0> : tensor<6x25xf32> -> tensor<6x25xi8>, tensor<6xf32>
+  %ec, %es, %el = qtrain.quantize %e, 12 role error rounding stochastic granularity<per_tensor> seed(%seed, %step) {stream = 2 : i64} : tensor<8x4xf32> -> tensor<8x4xi16>, tensor<f32>
+  %ac, %as, %al = qtrain.quantize %e, 8 role activation rounding nearest_even granularity<per_tensor> range(%mn, %mx : f32, f32) : tensor<8x4xf32> -> tensor<8x4xi8>, tensor<f32>
+  return %c, %l, %ec, %ac : tensor<6x25xi8>, tensor<6xf32>, tensor<8x4xi16>, tensor<8x4xi8>
+}

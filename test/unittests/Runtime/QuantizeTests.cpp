@@ -581,3 +581,28 @@ TEST(RangeEmaTest, EvaluationGrid) {
 }
 
 } // namespace
+
+// The grid index is the integer fakeQuantNearest dequantizes: q * s + mn
+// (two fp32 roundings) reproduces it bit for bit, at every width.
+TEST(QuantizeTest, IndexDequantizesToFakeQuant) {
+  std::mt19937 gen(5);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (int bits = 1; bits <= kMaxQuantBits; ++bits) {
+    QuantGrid grid;
+    ASSERT_FALSE(makeQuantGrid(-4.0f, 5.5f, bits, grid).failed());
+    for (int i = 0; i < 1000; ++i) {
+      float x = normal(gen);
+      int q = quantIndexNearest(x, grid);
+      ASSERT_GE(q, 0);
+      ASSERT_LE(q, (1 << bits) - 1);
+      float y = float(q) * grid.scale;
+      y = y + grid.min;
+      ASSERT_EQ(y, fakeQuantNearest(x, grid)) << "bits " << bits << " x " << x;
+    }
+  }
+  QuantGrid grid;
+  ASSERT_FALSE(makeQuantGrid(-1.0f, 1.0f, 8, grid).failed());
+  EXPECT_EQ(quantIndexNearest(-INFINITY, grid), 0);
+  EXPECT_EQ(quantIndexNearest(INFINITY, grid), 255);
+  EXPECT_EQ(quantIndexNearest(NAN, grid), 0);
+}

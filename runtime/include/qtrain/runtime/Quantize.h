@@ -123,6 +123,9 @@ Status makeQuantGridFromRange(float mn, float range, int bits, QuantGrid &out);
 
 /// One element, nearest rounding (NaN passes through).
 float fakeQuantNearest(float x, const QuantGrid &grid);
+/// The grid index q in [0, L] that fakeQuantNearest dequantizes, as
+/// integer kernels store it (0 for NaN, which has none).
+int quantIndexNearest(float x, const QuantGrid &grid);
 /// One element, stochastic rounding with the given noise (NaN passes
 /// through).
 float fakeQuantStochastic(float x, const QuantGrid &grid, float noise);
