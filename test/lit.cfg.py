@@ -30,6 +30,9 @@ config.substitutions.append(
      os.path.join(config.qtrain_src_root, "test", "lib", "gradcheck.py")))
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(
+    ("%variant_compare", sys.executable + " " +
+     os.path.join(config.qtrain_src_root, "test", "lib", "variant_compare.py")))
+config.substitutions.append(
     ("%trainloop", sys.executable + " " +
      os.path.join(config.qtrain_src_root, "test", "lib", "trainloop.py")))
 

@@ -169,7 +169,30 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
       auto bits = cast<DenseI32ArrayAttr>(variant).asArrayRef();
       site.precisions.push_back({bits[0], bits[1]});
     }
+    site.kernels.resize(site.precisions.size());
     info.sites.push_back(std::move(site));
+  }
+
+  // The kernel kind of each product of the training step at each precision
+  // (qtrain-integer-kernels); a forward variant serves every backward bits.
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    auto variant = fn->getAttrOfType<DictionaryAttr>(kVariantAttrName);
+    if (!variant || !fn.getSymName().starts_with("train_step_"))
+      continue;
+    auto site = variant.getAs<IntegerAttr>("site");
+    auto product = variant.getAs<StringAttr>("product");
+    auto bits = variant.getAs<IntegerAttr>("bits");
+    auto gradBits = variant.getAs<IntegerAttr>("grad_bits");
+    auto kernel = variant.getAs<StringAttr>("kernel");
+    if (!site || !product || !bits || !gradBits || site.getInt() < 0 ||
+        site.getInt() >= static_cast<int64_t>(info.sites.size()))
+      continue;
+    SiteInfo &s = info.sites[site.getInt()];
+    bool forward = product.getValue() == "forward";
+    for (auto [i, p] : llvm::enumerate(s.precisions))
+      if (p.first == bits.getInt() &&
+          (forward || p.second == gradBits.getInt()))
+        s.kernels[i][product.str()] = kernel ? kernel.str() : "f32";
   }
   return info;
 }
@@ -230,11 +253,17 @@ LogicalResult mlir::qtrain::writeManifest(const StepInfo &info, StringRef dir,
   llvm::json::Array sites;
   for (const SiteInfo &site : info.sites) {
     llvm::json::Array variants;
-    for (auto [bits, gradBits] : site.precisions) {
+    for (auto [i, precision] : llvm::enumerate(site.precisions)) {
+      auto [bits, gradBits] = precision;
       std::string symbol =
           "train_step_" + site.name + "_forward_b" + std::to_string(bits);
-      variants.push_back(llvm::json::Object{
-          {"bits", bits}, {"grad_bits", gradBits}, {"symbol", symbol}});
+      llvm::json::Object kernels;
+      for (const auto &[product, kind] : site.kernels[i])
+        kernels[product] = kind;
+      variants.push_back(llvm::json::Object{{"bits", bits},
+                                            {"grad_bits", gradBits},
+                                            {"symbol", symbol},
+                                            {"kernels", std::move(kernels)}});
     }
     sites.push_back(llvm::json::Object{{"name", site.name},
                                        {"op", site.op},

@@ -344,7 +344,8 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
   for (unsigned i = 0; i < 2; ++i) {
     FailureOr<Factor> f = traceFactor(op->getOperand(i));
     if (failed(f))
-      return Reason("an operand is not quantized on an integer grid");
+      return Reason("an operand is not an integer-grid quantizer seen through "
+                    "zero padding and transposes");
     factors[i] = *f;
   }
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();

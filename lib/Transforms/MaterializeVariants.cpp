@@ -55,8 +55,21 @@ parseBits(StringRef text, StringRef option, ModuleOp module) {
   return SmallVector<unsigned>(bits.begin(), bits.end());
 }
 
-/// Pulls the quantizer feeding `v` (through transposes and paddings of its
-/// result) into `pulled`; returns whether `v` is such a quantized value.
+/// Whether `op` only moves data: a linalg.generic of one input whose body
+/// yields that input (the flipped kernel of a convolution's input gradient).
+static bool isDataMovement(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1)
+    return false;
+  Block *body = generic.getBody();
+  return body->getOperations().size() == 1 &&
+         body->getTerminator()->getOperand(0) == body->getArgument(0);
+}
+
+/// Pulls the quantizer feeding `v` (through transposes, paddings and other
+/// data movement of its result) into `pulled`; returns whether `v` is such
+/// a quantized value.
 static bool pullQuantized(Value v, llvm::SetVector<Operation *> &pulled) {
   Operation *def = v.getDefiningOp();
   if (!def)
@@ -65,7 +78,7 @@ static bool pullQuantized(Value v, llvm::SetVector<Operation *> &pulled) {
     pulled.insert(def);
     return true;
   }
-  if (isa<linalg::TransposeOp, tensor::PadOp>(def) &&
+  if ((isa<linalg::TransposeOp, tensor::PadOp>(def) || isDataMovement(def)) &&
       pullQuantized(def->getOperand(0), pulled)) {
     pulled.insert(def);
     return true;
@@ -333,7 +346,8 @@ void MaterializeVariantsPass::runOnOperation() {
     SmallVector<Operation *> ops;
     fn.walk([&](Operation *op) { ops.push_back(op); });
     for (Operation *op : llvm::reverse(ops))
-      if (isa<FakeQuantOp, linalg::TransposeOp, tensor::PadOp>(op) &&
+      if ((isa<FakeQuantOp, linalg::TransposeOp, tensor::PadOp>(op) ||
+           isDataMovement(op)) &&
           op->use_empty())
         op->erase();
   }

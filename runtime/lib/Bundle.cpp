@@ -547,6 +547,19 @@ Status ManifestReader::readSites(const json &root, Manifest &m) const {
       if (Status s = string(variant, vpath, "symbol", true, v.symbol);
           s.failed())
         return s;
+      if (auto kernels = variant.find("kernels"); kernels != variant.end()) {
+        std::string kpath = join(vpath, "kernels");
+        if (!kernels->is_object())
+          return expected(kpath, "an object", *kernels);
+        for (auto it = kernels->begin(); it != kernels->end(); ++it) {
+          const json &kind = it.value();
+          if (!kind.is_string() ||
+              (kind != "i8" && kind != "i16" && kind != "f32" && kind != "f64"))
+            return expected(join(kpath, it.key().c_str()),
+                            "a kernel kind (i8, i16, f32 or f64)", kind);
+          v.kernels[it.key()] = kind.get<std::string>();
+        }
+      }
       for (size_t k = 0; k < out.variants.size(); ++k)
         if (out.variants[k].bits == v.bits &&
             out.variants[k].gradBits == v.gradBits)

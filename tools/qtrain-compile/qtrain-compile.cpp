@@ -29,6 +29,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <map>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -150,8 +151,15 @@ int main(int argc, char **argv) {
   if (failed(info))
     return 1;
   int64_t numVariants = 0;
+  std::map<std::string, int64_t> kernelKinds;
   module->walk([&](func::FuncOp fn) {
-    numVariants += fn->hasAttr(mlir::qtrain::kVariantAttrName);
+    auto variant =
+        fn->getAttrOfType<DictionaryAttr>(mlir::qtrain::kVariantAttrName);
+    if (!variant)
+      return;
+    ++numVariants;
+    auto kernel = variant.getAs<StringAttr>("kernel");
+    ++kernelKinds[kernel ? kernel.str() : "f32"];
   });
 
   // CPU lowering, packed entry points, object code, shared object.
@@ -195,6 +203,10 @@ int main(int argc, char **argv) {
                << "  sites: " << info->sites.size()
                << ", variant functions: " << numVariants
                << ", model.so: " << size / 1024 << " KiB\n"
+               << "  kernels:";
+  for (const auto &[kind, count] : kernelKinds)
+    llvm::outs() << " " << kind << " " << count;
+  llvm::outs() << " (variant functions by kind)\n"
                << "  schedule: " << rt::printSchedule(parsed)
                << ", backward: " << gradSchedule << "\n"
                << "  BitOps per step (forward/backward bits):";

@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct SiteInfo {
   std::string name, op;
   int64_t macs = 0;
   std::vector<std::pair<int, int>> precisions;
+  /// Per precision, the kernel kind ("i8", "i16", "f32", "f64") of each
+  /// product of the training step, by product name.
+  std::vector<std::map<std::string, std::string>> kernels;
 };
 
 /// What the manifest says, read from the module after

@@ -120,6 +120,21 @@ TEST(BundleTest, ClosesTheLibraryWhenDestroyed) {
   EXPECT_EQ(dlopen(toy.libraryPath().c_str(), RTLD_NOW | RTLD_NOLOAD), nullptr);
 }
 
+TEST(BundleTest, KernelKindsAreRead) {
+  ToyBundle toy;
+  toy.manifest["sites"][0]["variants"][1]["kernels"] = {
+      {"forward", "i8"}, {"input_grad", "f32"}, {"weight_grad", "i16"}};
+  toy.write();
+  std::unique_ptr<Bundle> bundle;
+  Status s = openBundle(toy.dir, bundle);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  const VariantSpec &v = bundle->getManifest().sites[0].variants[1];
+  EXPECT_EQ(v.kernels.at("forward"), "i8");
+  EXPECT_EQ(v.kernels.at("input_grad"), "f32");
+  EXPECT_EQ(v.kernels.at("weight_grad"), "i16");
+  EXPECT_TRUE(bundle->getManifest().sites[0].variants[0].kernels.empty());
+}
+
 TEST(BundleTest, UnknownFieldsAreIgnored) {
   ToyBundle toy;
   toy.manifest["future"] = {{"anything", 1}};
@@ -463,6 +478,11 @@ TEST(BundleErrorTest, WrongTypes) {
        "-8"},
       {"/sites/1/variants/1/symbol", json::object(),
        "sites[1].variants[1].symbol: expected a string, got an object"},
+      {"/sites/0/variants/1/kernels", "i8",
+       "sites[0].variants[1].kernels: expected an object, got \"i8\""},
+      {"/sites/0/variants/1/kernels/forward", "int4",
+       "sites[0].variants[1].kernels.forward: expected a kernel kind (i8, "
+       "i16, f32 or f64), got \"int4\""},
   };
   for (const Case &c : cases) {
     ToyBundle toy;

@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -120,6 +121,10 @@ struct VariantSpec {
   int gradBits = 0;
   /// The function the library exports for this variant.
   std::string symbol;
+  /// The kernel kind of each product of the training step at this
+  /// precision ("forward", "input_grad", "weight_grad" -> "i8", "i16",
+  /// "f32" or "f64"); empty when the manifest does not say.
+  std::map<std::string, std::string> kernels;
 };
 
 /// A quantized GEMM/conv of the compiled step and the variants it has.
