@@ -175,3 +175,36 @@ OpFoldResult RoundFloatOp::fold(FoldAdaptor adaptor) {
     return getInput();
   return {};
 }
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+Operation *KernelOp::getProductOp() {
+  auto yield = cast<YieldOp>(getBody().front().getTerminator());
+  if (yield.getNumOperands() != 1)
+    return nullptr;
+  return yield.getValues()[0].getDefiningOp();
+}
+
+LogicalResult KernelOp::verify() {
+  auto yield = cast<YieldOp>(getBody().front().getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("yields ")
+           << yield.getValues().getTypes() << " but its results are "
+           << getResultTypes();
+  Operation *product = getProductOp();
+  if (getNumResults() != 1 || !product ||
+      product->getParentRegion() != &getBody() ||
+      !product->getName().getStringRef().starts_with("linalg."))
+    return emitOpError("must yield one result of a linalg op in its body "
+                       "(the product)");
+  if (getProduct() != "forward" && getProduct() != "input_grad" &&
+      getProduct() != "weight_grad")
+    return emitOpError("product must be forward, input_grad or weight_grad, "
+                       "got '")
+           << getProduct() << "'";
+  if (getSite() < 0)
+    return emitOpError("site must be non-negative, got ") << getSite();
+  return success();
+}

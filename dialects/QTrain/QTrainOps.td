@@ -11,6 +11,7 @@
 include "QTrain/QTrainAttrs.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -287,6 +288,63 @@ def QTrain_RoundFloatOp : QTrain_Op<"round_float", [
     $input `to` $format (`role` `` $role^)? attr-dict `:` type($input)
   }];
   let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+def QTrain_KernelOp : QTrain_Op<"kernel", [
+    RecursiveMemoryEffects, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "One product of a kernel site, with its operands' quantizers";
+  let description = [{
+    A kernel site is a quantized GEMM or convolution; each of its products
+    (the forward product and the two backward ones) is one `qtrain.kernel`:
+    the linalg op that computes it together with the quantizers of its
+    operands and the data movement between them (transposes, zero padding,
+    the flipped kernel of a convolution's input gradient). The kernel owns
+    the precisions of its operands: each quantizer in its body reads the
+    step's forward bits, or its backward bits for the error, and nothing
+    else reads them. `qtrain-form-kernels` builds kernels from the tags
+    `qtrain-insert-quant` and `qtrain-autodiff` leave (`qtrain.layer`,
+    `qtrain.product`); `qtrain-materialize-variants` turns each into one
+    function per precision and a dispatch on the site's slot.
+
+    The region is not isolated from above: it reads the step's values
+    (operands, precisions, seeds) directly. It yields the product.
+
+    ```mlir
+    %y = qtrain.kernel site 0 "forward" -> tensor<128x120xf32> {
+      %xq = qtrain.fake_quant %x, %bits role activation rounding nearest_even
+          granularity<per_tensor> : tensor<128x400xf32>
+      %wq = qtrain.fake_quant %w, %bits role weight rounding nearest_even
+          granularity<per_channel, axis = 0> : tensor<120x400xf32>
+      %wt = linalg.transpose ins(%wq : tensor<120x400xf32>)
+          outs(%e : tensor<400x120xf32>) permutation = [1, 0]
+      %p = linalg.matmul ins(%xq, %wt : ...) outs(%init : ...) -> ...
+      qtrain.yield %p : tensor<128x120xf32>
+    }
+    ```
+  }];
+  let arguments = (ins I64Attr:$site, StrAttr:$product);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `site` $site $product attr-dict-with-keyword `->` type($results) $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The linalg op whose result the kernel yields.
+    Operation *getProductOp();
+  }];
+}
+
+def QTrain_YieldOp : QTrain_Op<"yield", [
+    Pure, Terminator, ReturnLike, HasParent<"KernelOp">]> {
+  let summary = "The result of a qtrain.kernel";
+  let arguments = (ins Variadic<AnyRankedTensor>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+  let builders = [OpBuilder<(ins), [{ /* nothing */ }]>];
 }
 
 #endif // QTRAIN_OPS_TD

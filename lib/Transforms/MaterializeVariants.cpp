@@ -55,37 +55,6 @@ parseBits(StringRef text, StringRef option, ModuleOp module) {
   return SmallVector<unsigned>(bits.begin(), bits.end());
 }
 
-/// Whether `op` only moves data: a linalg.generic of one input whose body
-/// yields that input (the flipped kernel of a convolution's input gradient).
-static bool isDataMovement(Operation *op) {
-  auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic || generic.getNumDpsInputs() != 1 ||
-      generic.getNumDpsInits() != 1)
-    return false;
-  Block *body = generic.getBody();
-  return body->getOperations().size() == 1 &&
-         body->getTerminator()->getOperand(0) == body->getArgument(0);
-}
-
-/// Pulls the quantizer feeding `v` (through transposes, paddings and other
-/// data movement of its result) into `pulled`; returns whether `v` is such
-/// a quantized value.
-static bool pullQuantized(Value v, llvm::SetVector<Operation *> &pulled) {
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return false;
-  if (isa<FakeQuantOp>(def)) {
-    pulled.insert(def);
-    return true;
-  }
-  if ((isa<linalg::TransposeOp, tensor::PadOp>(def) || isDataMovement(def)) &&
-      pullQuantized(def->getOperand(0), pulled)) {
-    pulled.insert(def);
-    return true;
-  }
-  return false;
-}
-
 /// The multiply-accumulates of a linalg op: the product of its loop ranges.
 static int64_t countMacs(linalg::LinalgOp op) {
   int64_t macs = 1;
@@ -96,8 +65,10 @@ static int64_t countMacs(linalg::LinalgOp op) {
 
 namespace {
 
-/// One product of a site, outlined: what the variants take and compute.
+/// One product of a site (a qtrain.kernel), outlined: what the variants
+/// take and compute.
 struct Outline {
+  KernelOp kernel;
   Operation *product;
   int64_t site;
   StringRef kind;
@@ -109,36 +80,34 @@ struct Outline {
 
 } // namespace
 
-static Outline outline(Operation *product, int64_t site, StringRef kind) {
-  Outline result{product, site, kind, {}, {}};
-  llvm::SetVector<Operation *> pulled;
-  for (Value operand : product->getOperands())
-    (void)pullQuantized(operand, pulled);
-  SmallVector<Operation *> ops(pulled.begin(), pulled.end());
-  llvm::sort(ops,
-             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  ops.push_back(product);
-  llvm::SetVector<Value> args;
-  llvm::DenseSet<Operation *> inside(ops.begin(), ops.end());
-  for (Operation *op : ops) {
-    SmallVector<Value> used(op->getOperands());
-    llvm::SetVector<Value> above;
-    getUsedValuesDefinedAbove(op->getRegions(), above);
-    used.append(above.begin(), above.end());
-    for (auto [i, v] : llvm::enumerate(used)) {
-      Operation *def = v.getDefiningOp();
-      if (def && (inside.contains(def) ||
-                  isa<arith::ConstantOp, tensor::EmptyOp>(def)))
-        continue;
-      // The precision of a quantizer becomes a constant of each variant.
-      if (auto quant = dyn_cast<FakeQuantOp>(op);
-          quant && i < op->getNumOperands() && v == quant.getBits())
-        continue;
-      args.insert(v);
-    }
+static Outline outline(KernelOp kernel) {
+  Outline result{kernel,
+                 kernel.getProductOp(),
+                 static_cast<int64_t>(kernel.getSite()),
+                 kernel.getProduct(),
+                 {},
+                 {}};
+  for (Operation &op : kernel.getBody().front().without_terminator())
+    result.ops.push_back(&op);
+  // Values from above, but constants and empty inits (cloned) and the
+  // precisions of the quantizers (constants of each variant).
+  llvm::SetVector<Value> above;
+  getUsedValuesDefinedAbove(kernel.getBody(), above);
+  llvm::DenseSet<Value> precisions;
+  kernel.walk([&](FakeQuantOp quant) { precisions.insert(quant.getBits()); });
+  for (Value v : above) {
+    Operation *def = v.getDefiningOp();
+    if (def && isa<arith::ConstantOp, tensor::EmptyOp>(def))
+      continue;
+    if (precisions.contains(v) &&
+        llvm::all_of(v.getUses(), [&](OpOperand &use) {
+          auto quant = dyn_cast<FakeQuantOp>(use.getOwner());
+          return !kernel->isProperAncestor(use.getOwner()) ||
+                 (quant && use.get() == quant.getBits());
+        }))
+      continue;
+    result.args.push_back(v);
   }
-  result.ops = std::move(ops);
-  result.args.assign(args.begin(), args.end());
   return result;
 }
 
@@ -185,14 +154,17 @@ static func::FuncOp buildVariant(ModuleOp module, const Outline &o, Precision p,
         map.map(v, b.clone(*def)->getResult(0));
     }
   }
-  Operation *last = nullptr;
   for (Operation *op : o.ops) {
     if (auto quant = dyn_cast<FakeQuantOp>(op))
       map.map(quant.getBits(),
               quant.getRole() == Role::Error ? gradBits : bits);
-    last = b.clone(*op, map);
+    b.clone(*op, map);
   }
-  func::ReturnOp::create(b, o.product->getLoc(), last->getResults());
+  SmallVector<Value> results;
+  KernelOp kernel = o.kernel;
+  for (Value v : kernel.getBody().front().getTerminator()->getOperands())
+    results.push_back(map.lookup(v));
+  func::ReturnOp::create(b, o.product->getLoc(), results);
   return fn;
 }
 
@@ -223,26 +195,22 @@ void MaterializeVariantsPass::runOnOperation() {
   int64_t numSites = 0;
   for (auto fn : module.getOps<func::FuncOp>()) {
     SmallVector<Outline> outlines;
-    fn.walk([&](Operation *op) {
-      auto site = op->getAttrOfType<IntegerAttr>(kLayerAttrName);
-      auto kind = op->getAttrOfType<StringAttr>(kProductAttrName);
-      if (!site || !kind)
-        return;
-      outlines.push_back(outline(op, site.getInt(), kind.getValue()));
-      numSites = std::max(numSites, site.getInt() + 1);
-      if (kind.getValue() == "forward")
-        siteInfo.try_emplace(site.getInt(),
-                             SiteInfo{op->getName().getStringRef().str(),
-                                      countMacs(cast<linalg::LinalgOp>(op)),
-                                      op->getLoc()});
+    fn.walk([&](KernelOp kernel) {
+      Outline o = outline(kernel);
+      numSites = std::max(numSites, o.site + 1);
+      if (o.kind == "forward")
+        siteInfo.try_emplace(
+            o.site, SiteInfo{o.product->getName().getStringRef().str(),
+                             countMacs(cast<linalg::LinalgOp>(o.product)),
+                             kernel.getLoc()});
+      outlines.push_back(std::move(o));
     });
     if (!outlines.empty())
       work.push_back({fn, std::move(outlines)});
   }
   if (work.empty()) {
-    module.emitError("qtrain-materialize-variants: no kernel sites (ops with "
-                     "qtrain.layer); run qtrain-insert-quant and "
-                     "qtrain-autodiff first");
+    module.emitError("qtrain-materialize-variants: no kernel sites "
+                     "(qtrain.kernel ops); run qtrain-form-kernels first");
     return signalPassFailure();
   }
 
@@ -316,16 +284,16 @@ void MaterializeVariantsPass::runOnOperation() {
         }
         perCase.push_back(variant);
       }
-      // The product becomes a switch on its site's slot.
-      OpBuilder b(o.product);
-      Location loc = o.product->getLoc();
+      // The kernel becomes a switch on its site's slot.
+      OpBuilder b(o.kernel);
+      Location loc = o.kernel.getLoc();
       Value position = arith::ConstantIndexOp::create(b, loc, o.site);
       Value slot = tensor::ExtractOp::create(b, loc, slots, position);
       Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), slot);
       SmallVector<int64_t> cases = llvm::to_vector(
           llvm::seq<int64_t>(0, static_cast<int64_t>(perCase.size())));
       auto dispatch = scf::IndexSwitchOp::create(
-          b, loc, o.product->getResultTypes(), index, cases, cases.size());
+          b, loc, o.kernel->getResultTypes(), index, cases, cases.size());
       auto fill = [&](Region &region, func::FuncOp callee) {
         Block *block = b.createBlock(&region);
         b.setInsertionPointToStart(block);
@@ -337,19 +305,11 @@ void MaterializeVariantsPass::runOnOperation() {
         fill(region, callee);
       // The runtime only writes valid indices; default to the first variant.
       fill(dispatch.getDefaultRegion(), perCase.front());
-      o.product->replaceAllUsesWith(dispatch.getResults());
-      replaced.map(o.product->getResults(), dispatch.getResults());
+      o.kernel->replaceAllUsesWith(dispatch.getResults());
+      replaced.map(o.kernel->getResults(), dispatch.getResults());
     }
     for (Outline &o : outlines)
-      o.product->erase();
-    // Quantizers now live in the variants; drop the copies left unused.
-    SmallVector<Operation *> ops;
-    fn.walk([&](Operation *op) { ops.push_back(op); });
-    for (Operation *op : llvm::reverse(ops))
-      if ((isa<FakeQuantOp, linalg::TransposeOp, tensor::PadOp>(op) ||
-           isDataMovement(op)) &&
-          op->use_empty())
-        op->erase();
+      o.kernel->erase();
   }
 
   // What the bundle manifest needs: each site's op, MACs and variants.

@@ -2,7 +2,7 @@
 // a weight shared by both (tied, one transpose): each product's variants
 // read the dispatched result of the product before it, the shared weight is
 // quantized once, and the module still lowers.
-// RUN: qtrain-opt %s --qtrain-insert-quant --qtrain-autodiff --qtrain-materialize-variants="bits=4,8" -o %t.mlir 2>/dev/null
+// RUN: qtrain-opt %s --qtrain-insert-quant --qtrain-autodiff --qtrain-form-kernels --qtrain-materialize-variants="bits=4,8" -o %t.mlir 2>/dev/null
 // RUN: FileCheck %s < %t.mlir
 // RUN: qtrain-opt %t.mlir --qtrain-lower-cpu -o /dev/null
 

@@ -1,12 +1,12 @@
-// RUN: not qtrain-opt %s --qtrain-autodiff --qtrain-materialize-variants="bits=3:8 grad-bits=8 max-variants=10" 2>&1 | FileCheck %s --check-prefix=BUDGET
-// RUN: not qtrain-opt %s --qtrain-autodiff --qtrain-materialize-variants="bits=9:3" 2>&1 | FileCheck %s --check-prefix=RANGE
-// RUN: not qtrain-opt %s --qtrain-autodiff --qtrain-materialize-variants="grad-bits=8,x" 2>&1 | FileCheck %s --check-prefix=LIST
+// RUN: not qtrain-opt %s --qtrain-autodiff --qtrain-form-kernels --qtrain-materialize-variants="bits=3:8 grad-bits=8 max-variants=10" 2>&1 | FileCheck %s --check-prefix=BUDGET
+// RUN: not qtrain-opt %s --qtrain-autodiff --qtrain-form-kernels --qtrain-materialize-variants="bits=9:3" 2>&1 | FileCheck %s --check-prefix=RANGE
+// RUN: not qtrain-opt %s --qtrain-autodiff --qtrain-form-kernels --qtrain-materialize-variants="grad-bits=8,x" 2>&1 | FileCheck %s --check-prefix=LIST
 // RUN: echo 'func.func @forward() { return }' | not qtrain-opt --qtrain-materialize-variants 2>&1 | FileCheck %s --check-prefix=NOSITES
 
 // BUDGET: error: qtrain-materialize-variants: 2 forward products x 7 + 1 backward products x 7 = 21 variant functions exceed max-variants=10
 // RANGE: error: qtrain-materialize-variants: bits: invalid bit list '9:3': the range is empty (min > max)
 // LIST: error: qtrain-materialize-variants: grad-bits: invalid bit list '8,x': 'x' is not a bitwidth in [1, 16] (write MIN:MAX or B,B,...)
-// NOSITES: error: qtrain-materialize-variants: no kernel sites (ops with qtrain.layer); run qtrain-insert-quant and qtrain-autodiff first
+// NOSITES: error: qtrain-materialize-variants: no kernel sites (qtrain.kernel ops); run qtrain-form-kernels first
 
 func.func @forward(%w: tensor<3x5xf32> {qtrain.param}, %x: tensor<4x5xf32>, %bits: i32 {qtrain.control = "bits"}) -> tensor<4x3xf32> {
   %zero = arith.constant 0.0 : f32

@@ -128,7 +128,7 @@ int main(int argc, char **argv) {
               " grad-bits=" + std::to_string(firstGradBits) +
               "},qtrain-autodiff{loss=" + loss + "}";
   if (policy != "none")
-    pipeline += ",qtrain-materialize-variants{bits=" + bits +
+    pipeline += ",qtrain-form-kernels,qtrain-materialize-variants{bits=" + bits +
                 " grad-bits=" + gradBits +
                 " fp32=" + (fp32 ? "true" : "false") +
                 " max-variants=" + std::to_string(maxVariants) +

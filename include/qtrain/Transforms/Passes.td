@@ -302,6 +302,32 @@ def MaterializeVariantsPass : Pass<"qtrain-materialize-variants",
   ];
 }
 
+def FormKernelsPass : Pass<"qtrain-form-kernels", "ModuleOp"> {
+  let summary = "Wrap every product of a kernel site in a qtrain.kernel";
+  let description = [{
+    Each product of a kernel site (the op `qtrain-insert-quant` tags with
+    `qtrain.layer`, and the two gradient products `qtrain-autodiff` tags
+    with the same site and `qtrain.product = "input_grad" | "weight_grad"`)
+    becomes a `qtrain.kernel` holding the product and, for each operand, the
+    quantizer it reads through transposes, zero padding and other data
+    movement (the flipped kernel of a convolution's input gradient). A
+    quantizer shared by two products (a weight's, read by the forward
+    product and the input gradient) is cloned into both; the original goes
+    once unused. The kernel owns its operands' precisions: nothing outside
+    it reads its quantizers.
+
+    A module without tagged products or kernels is an error, as is a tagged
+    op that is not a linalg op with one result. Running the pass again
+    changes nothing.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::qtrain::QTrainDialect"
+  ];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "qtrain.kernel ops formed">,
+  ];
+}
+
 def IntegerKernelsPass : Pass<"qtrain-integer-kernels", "ModuleOp"> {
   let summary = "Integer kernels for the products of quantized operands";
   let description = [{

@@ -406,3 +406,46 @@ func.func @quantize_axis(%x: tensor<8xf32>) {
   %c, %s, %l = qtrain.quantize %x, 8 role weight rounding nearest_even granularity<per_channel, axis = 1> : tensor<8xf32> -> tensor<8xi8>, tensor<8xf32>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @kernel_yields_no_product(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'qtrain.kernel' op must yield one result of a linalg op in its body (the product)}}
+  %y = qtrain.kernel site 0 "forward" -> tensor<4xf32> {
+    qtrain.yield %x : tensor<4xf32>
+  }
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @kernel_product_kind(%x: tensor<4xf32>, %o: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'qtrain.kernel' op product must be forward, input_grad or weight_grad, got 'sideways'}}
+  %y = qtrain.kernel site 0 "sideways" -> tensor<4xf32> {
+    %c = linalg.copy ins(%x : tensor<4xf32>) outs(%o : tensor<4xf32>) -> tensor<4xf32>
+    qtrain.yield %c : tensor<4xf32>
+  }
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @kernel_yield_types(%x: tensor<4xf32>, %o: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'qtrain.kernel' op yields 'tensor<4xf32>' but its results are 'tensor<8xf32>'}}
+  %y = qtrain.kernel site 0 "forward" -> tensor<8xf32> {
+    %c = linalg.copy ins(%x : tensor<4xf32>) outs(%o : tensor<4xf32>) -> tensor<4xf32>
+    qtrain.yield %c : tensor<4xf32>
+  }
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+func.func @yield_outside_kernel(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'qtrain.yield' op expects parent op 'qtrain.kernel'}}
+  qtrain.yield %x : tensor<4xf32>
+}

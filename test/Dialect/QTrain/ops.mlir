@@ -208,3 +208,20 @@ func.func @quantize_codes(%w: tensor<6x25xf32>, %e: tensor<8x4xf32>, %seed: i64,
   %ac, %as, %al = qtrain.quantize %e, 8 role activation rounding nearest_even granularity<per_tensor> range(%mn, %mx : f32, f32) : tensor<8x4xf32> -> tensor<8x4xi8>, tensor<f32>
   return %c, %l, %ec, %ac : tensor<6x25xi8>, tensor<6xf32>, tensor<8x4xi16>, tensor<8x4xi8>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @kernel
+//       CHECK:   %[[K:.*]] = qtrain.kernel site 2 "weight_grad" -> tensor<4x8xf32> {
+//       CHECK:     %[[Q:.*]] = qtrain.fake_quant %arg0, %arg2 role activation
+//       CHECK:     %[[M:.*]] = linalg.matmul ins(%[[Q]], %arg1 : tensor<4x3xf32>, tensor<3x8xf32>)
+//       CHECK:     qtrain.yield %[[M]] : tensor<4x8xf32>
+//       CHECK:   return %[[K]]
+func.func @kernel(%a: tensor<4x3xf32>, %e: tensor<3x8xf32>, %bits: i32, %init: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = qtrain.kernel site 2 "weight_grad" -> tensor<4x8xf32> {
+    %q = qtrain.fake_quant %a, %bits role activation rounding nearest_even granularity<per_tensor> : tensor<4x3xf32>
+    %m = linalg.matmul ins(%q, %e : tensor<4x3xf32>, tensor<3x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+    qtrain.yield %m : tensor<4x8xf32>
+  }
+  return %y : tensor<4x8xf32>
+}
