@@ -82,6 +82,8 @@ int main(int argc, char **argv) {
 
   // Precisions and schedules, checked before any work.
   std::vector<int> bitList, gradList;
+  if (std::string why; failed(mlir::qtrain::checkTargetCpu(targetCpu, why)))
+    return fail(why);
   if (rt::Status s = rt::parseBitList(bits, bitList); s.failed())
     return fail("--bits: " + s.message());
   if (rt::Status s = rt::parseBitList(gradBits, gradList); s.failed())
@@ -128,11 +130,11 @@ int main(int argc, char **argv) {
               " grad-bits=" + std::to_string(firstGradBits) +
               "},qtrain-autodiff{loss=" + loss + "}";
   if (policy != "none")
-    pipeline += ",qtrain-form-kernels,qtrain-materialize-variants{bits=" + bits +
-                " grad-bits=" + gradBits +
-                " fp32=" + (fp32 ? "true" : "false") +
-                " max-variants=" + std::to_string(maxVariants) +
-                "},qtrain-integer-kernels";
+    pipeline +=
+        ",qtrain-form-kernels,qtrain-materialize-variants{bits=" + bits +
+        " grad-bits=" + gradBits + " fp32=" + (fp32 ? "true" : "false") +
+        " max-variants=" + std::to_string(maxVariants) +
+        "},qtrain-integer-kernels";
   PassManager frontend(&context);
   if (failed(parsePassPipeline(pipeline, frontend, llvm::errs())))
     return fail("bad pipeline: " + pipeline);

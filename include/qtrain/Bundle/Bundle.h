@@ -59,6 +59,10 @@ FailureOr<StepInfo> collectStepInfo(ModuleOp module);
 /// pointers (docs/bundle.md, "The step ABI") and calls the step.
 LogicalResult addPackedEntryPoints(ModuleOp module);
 
+/// Fails, with the reason in `error`, unless `cpu` ("native" or an LLVM
+/// CPU name) names a CPU of the host's target.
+LogicalResult checkTargetCpu(StringRef cpu, std::string &error);
+
 /// Translates the LLVM-dialect module to LLVM IR, optimizes it (O3) and
 /// emits an object file for the host triple and `cpu` ("native" for the
 /// host CPU, or a name such as "x86-64" for a portable bundle).
