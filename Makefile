@@ -12,7 +12,7 @@ all: build
 build:
 	scripts/setup.sh
 
-# The main job: as much of compile-and-train as exists today (see README).
+# The main job: compile LeNet with CPT 3-8/8 and train it on Fashion-MNIST.
 demo: build
 	scripts/demo.sh
 

@@ -464,3 +464,31 @@ const float *Trainer::getStateData(size_t index) const {
 const float *Trainer::getMomentumData(size_t index) const {
   return buffers[current][numParameters + index].data;
 }
+
+size_t Trainer::getBufferSize(size_t index) const {
+  return buffers[current][index].count;
+}
+
+const float *Trainer::getBuffer(size_t index) const {
+  return buffers[current][index].data;
+}
+
+Status Trainer::restore(const std::vector<const float *> &data, int64_t step,
+                        double bitOps) {
+  if (data.size() != getNumBuffers())
+    return Status::error("restore: expected " +
+                         std::to_string(getNumBuffers()) + " buffers, got " +
+                         std::to_string(data.size()));
+  if (step < 0 || step > kMaxStep)
+    return Status::error("restore: step " + std::to_string(step) +
+                         " out of range [0, " + std::to_string(kMaxStep) + "]");
+  if (!(bitOps >= 0.0))
+    return Status::error("restore: BitOps must be non-negative");
+  for (size_t i = 0; i < data.size(); ++i) {
+    Buffer &b = buffers[current][i];
+    std::copy(data[i], data[i] + b.count, b.data);
+  }
+  stepIndex = step;
+  totalBitOps = bitOps;
+  return Status::success();
+}

@@ -170,6 +170,20 @@ public:
   /// The current momentum buffer of parameter `index`.
   const float *getMomentumData(size_t index) const;
 
+  /// Everything a run's future depends on besides the bundle, the options
+  /// and the data: the current buffers, in the order parameters, momentum,
+  /// state (getNumBuffers() of them, getBufferSize(i) floats each), the
+  /// step index and the cumulative BitOps. Checkpoints save and restore
+  /// exactly this.
+  size_t getNumBuffers() const { return 2 * numParameters + numState; }
+  size_t getBufferSize(size_t index) const;
+  const float *getBuffer(size_t index) const;
+  /// Restores a run: copies `data[i]` (getBufferSize(i) floats) into every
+  /// current buffer and sets the step index and cumulative BitOps. Fails on
+  /// a step outside [0, 2^31 - 1] or a negative BitOps count.
+  Status restore(const std::vector<const float *> &data, int64_t step,
+                 double totalBitOps);
+
 private:
   Trainer() = default;
   Status initialize(ErrorKind *kind);

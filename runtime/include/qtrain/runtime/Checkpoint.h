@@ -1,0 +1,62 @@
+//===- Checkpoint.h - Training checkpoints -----------------------*- C++ -*-===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// A checkpoint holds everything a training run's future depends on besides
+/// the bundle and the data: the trainer's buffers (parameters, momentum,
+/// state: Trainer::getBuffer), the step index, the cumulative BitOps, and
+/// the run's configuration as a JSON object (seed, schedules, total steps,
+/// hyper-parameters...), which a resumed run must match.
+///
+/// File format, little-endian:
+///   "QTRAINCK"        8 bytes
+///   u32 version       1
+///   u32 n             length of the configuration text
+///   n bytes           the configuration, a JSON object
+///   i64 step, f64 total BitOps
+///   u32 buffers, then per buffer: u64 count, count f32
+///   u32 CRC-32 (zlib's) of every byte before it
+/// Saving writes PATH.tmp, fsyncs it, renames it over PATH and fsyncs the
+/// directory, so PATH is always a complete checkpoint: the old one or the
+/// new one. Loading checks the size of every field against the file, the
+/// CRC and the configuration's syntax, and names what is wrong.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef QTRAIN_RUNTIME_CHECKPOINT_H
+#define QTRAIN_RUNTIME_CHECKPOINT_H
+
+#include "qtrain/runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace qtrain::rt {
+
+class Trainer;
+
+struct Checkpoint {
+  /// The run's configuration, a JSON object.
+  std::string config;
+  int64_t step = 0;
+  double totalBitOps = 0;
+  std::vector<std::vector<float>> buffers;
+};
+
+/// A checkpoint of `trainer` now, with `config`.
+Checkpoint captureCheckpoint(const Trainer &trainer, std::string config);
+
+Status saveCheckpoint(const std::string &path, const Checkpoint &checkpoint);
+Status loadCheckpoint(const std::string &path, Checkpoint &out);
+
+/// Restores `checkpoint` into `trainer`; the buffer count and sizes must
+/// match the trainer's bundle.
+Status restoreCheckpoint(Trainer &trainer, const Checkpoint &checkpoint);
+
+} // namespace qtrain::rt
+
+#endif // QTRAIN_RUNTIME_CHECKPOINT_H

@@ -1,0 +1,177 @@
+//===- Data.cpp - Image classification datasets in IDX files --------------===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/runtime/Data.h"
+
+#include "qtrain/runtime/Philox.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <sys/stat.h>
+
+using namespace qtrain::rt;
+
+namespace {
+
+bool isFile(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/// Reads the whole file, inflating it when it is gzip (zlib detects it).
+Status readAll(const std::string &path, std::vector<uint8_t> &out) {
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (!file)
+    return Status::error(path + ": cannot open: " + std::strerror(errno));
+  out.clear();
+  uint8_t chunk[1 << 16];
+  while (true) {
+    int n = gzread(file, chunk, sizeof(chunk));
+    if (n < 0) {
+      int code = 0;
+      std::string why = gzerror(file, &code);
+      gzclose(file);
+      return Status::error(path + ": corrupt or unreadable (" + why + ")");
+    }
+    if (n == 0)
+      break;
+    out.insert(out.end(), chunk, chunk + n);
+    // Guard against absurd inputs: the largest MNIST-like file is ~50 MB.
+    if (out.size() > (size_t(1) << 32)) {
+      gzclose(file);
+      return Status::error(path + ": larger than 4 GiB, not an IDX file");
+    }
+  }
+  int status = gzclose(file);
+  if (status != Z_OK)
+    return Status::error(path + ": corrupt or truncated gzip data");
+  return Status::success();
+}
+
+uint32_t bigEndian(const uint8_t *p) {
+  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) |
+         (uint32_t(p[2]) << 8) | uint32_t(p[3]);
+}
+
+} // namespace
+
+Status qtrain::rt::readIdx(const std::string &path, int rank,
+                           std::vector<int64_t> &dims,
+                           std::vector<uint8_t> &data) {
+  std::string file = path;
+  if (!isFile(file) && isFile(path + ".gz"))
+    file = path + ".gz";
+  if (!isFile(file))
+    return Status::error(path + "[.gz]: no such file");
+  std::vector<uint8_t> bytes;
+  if (Status s = readAll(file, bytes); s.failed())
+    return s;
+  size_t header = 4 + 4 * size_t(rank);
+  if (bytes.size() < header)
+    return Status::error(file + ": truncated IDX header (" +
+                         std::to_string(bytes.size()) + " bytes)");
+  // Magic: 0, 0, type 0x08 (unsigned byte), number of dimensions.
+  if (bytes[0] != 0 || bytes[1] != 0 || bytes[2] != 0x08 ||
+      bytes[3] != uint8_t(rank))
+    return Status::error(
+        file + ": not an IDX file of unsigned bytes with " +
+        std::to_string(rank) + " dimensions (magic " +
+        std::to_string(bytes[0]) + " " + std::to_string(bytes[1]) + " " +
+        std::to_string(bytes[2]) + " " + std::to_string(bytes[3]) + ")");
+  dims.clear();
+  uint64_t count = 1;
+  for (int d = 0; d < rank; ++d) {
+    uint32_t size = bigEndian(&bytes[4 + 4 * size_t(d)]);
+    if (size == 0)
+      return Status::error(file + ": dimension " + std::to_string(d) + " is 0");
+    dims.push_back(size);
+    count *= size;
+    if (count > (uint64_t(1) << 32))
+      return Status::error(file + ": more than 2^32 elements");
+  }
+  if (bytes.size() - header != count)
+    return Status::error(file + ": expected " + std::to_string(count) +
+                         " data bytes after the header, found " +
+                         std::to_string(bytes.size() - header));
+  data.assign(bytes.begin() + header, bytes.end());
+  return Status::success();
+}
+
+Status qtrain::rt::loadDataset(const std::string &dir, const std::string &split,
+                               Dataset &out) {
+  if (split != "train" && split != "test")
+    return Status::error("unknown split '" + split +
+                         "' (expected train or test)");
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return Status::error(
+        dir + ": no such directory" +
+        (dir == kFashionMnistDir
+             ? std::string(" (install the Debian package "
+                           "dataset-fashion-mnist, or pass --data-dir)")
+             : std::string()));
+  std::string prefix = dir + "/" + (split == "train" ? "train" : "t10k");
+  std::vector<int64_t> imageDims, labelDims;
+  Dataset d;
+  if (Status s = readIdx(prefix + "-images-idx3-ubyte", 3, imageDims, d.pixels);
+      s.failed())
+    return s;
+  if (Status s = readIdx(prefix + "-labels-idx1-ubyte", 1, labelDims, d.labels);
+      s.failed())
+    return s;
+  if (imageDims[0] != labelDims[0])
+    return Status::error(prefix + "-*: " + std::to_string(imageDims[0]) +
+                         " images but " + std::to_string(labelDims[0]) +
+                         " labels");
+  d.count = imageDims[0];
+  d.rows = imageDims[1];
+  d.cols = imageDims[2];
+  int maxLabel = 0;
+  for (uint8_t label : d.labels)
+    maxLabel = std::max<int>(maxLabel, label);
+  d.classes = maxLabel + 1;
+  out = std::move(d);
+  return Status::success();
+}
+
+void qtrain::rt::normalizeBatch(const Dataset &data, const int64_t *indices,
+                                size_t count, float mean, float std,
+                                float *out) {
+  // One table for the 256 pixel values, each computed in fp32 as stated.
+  float table[256];
+  for (int v = 0; v < 256; ++v) {
+    float unit = float(v) / 255.0f;
+    table[v] = (unit - mean) / std;
+  }
+  size_t pixels = size_t(data.rows * data.cols);
+  for (size_t i = 0; i < count; ++i) {
+    const uint8_t *src = &data.pixels[size_t(indices[i]) * pixels];
+    for (size_t p = 0; p < pixels; ++p)
+      out[i * pixels + p] = table[src[p]];
+  }
+}
+
+std::vector<int64_t> qtrain::rt::shuffleOrder(uint64_t seed, int64_t epoch,
+                                              int64_t count) {
+  std::vector<int64_t> order(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    order[size_t(i)] = i;
+  PhiloxStream stream(seed, 0x5348u, static_cast<uint32_t>(epoch));
+  // Fisher-Yates from the back; j uniform in [0, i] from a 64-bit draw
+  // (two words) by multiply-shift, whose bias is below 2^-32.
+  for (int64_t i = count - 1; i > 0; --i) {
+    uint64_t word = (uint64_t(stream.word(2 * uint64_t(i))) << 32) |
+                    stream.word(2 * uint64_t(i) + 1);
+    uint64_t bound = uint64_t(i) + 1;
+    auto j = static_cast<int64_t>(
+        static_cast<unsigned __int128>(word) * bound >> 64);
+    std::swap(order[size_t(i)], order[size_t(j)]);
+  }
+  return order;
+}

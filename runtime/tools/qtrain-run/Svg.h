@@ -1,0 +1,45 @@
+//===- Svg.h - Line charts as standalone SVG files ---------------*- C++
+//-*-===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// qtrain-run's plots: line charts written as plain SVG (no dependencies),
+/// with axes, ticks, labels and a legend.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef QTRAIN_RUN_SVG_H
+#define QTRAIN_RUN_SVG_H
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace qtrain::run {
+
+struct Series {
+  std::string name;
+  std::string color;
+  std::vector<std::pair<double, double>> points;
+  /// Draw as steps (value held until the next x), for precisions.
+  bool steps = false;
+  double width = 1.5;
+  double opacity = 1.0;
+};
+
+struct Chart {
+  std::string title, xLabel, yLabel;
+  std::vector<Series> series;
+  /// Fixed y range when yMin < yMax; else from the data.
+  double yMin = 0, yMax = 0;
+};
+
+/// Writes `chart` to `path`; returns false (with errno set) on failure.
+bool writeSvg(const std::string &path, const Chart &chart);
+
+} // namespace qtrain::run
+
+#endif // QTRAIN_RUN_SVG_H

@@ -1,0 +1,1060 @@
+//===- main.cpp - qtrain-run: train a compiled bundle on real data --------===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// qtrain-run BUNDLE [options]: trains a bundle made by qtrain-compile on an
+/// MNIST-format dataset (Fashion-MNIST by default), evaluating on the test
+/// set every epoch, with progress, logs, plots and checkpoints
+/// (docs/run.md). Built on the runtime only: no LLVM.
+///
+//===----------------------------------------------------------------------===//
+
+#include "Svg.h"
+
+#include "qtrain/runtime/Bundle.h"
+#include "qtrain/runtime/Checkpoint.h"
+#include "qtrain/runtime/Cost.h"
+#include "qtrain/runtime/Data.h"
+#include "qtrain/runtime/Schedule.h"
+#include "qtrain/runtime/Trainer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace rt = qtrain::rt;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+const char *const kUsage = R"(usage: qtrain-run BUNDLE [options]
+
+Trains a bundle made by qtrain-compile on an MNIST-format dataset and
+evaluates it on the test set after every epoch (docs/run.md).
+
+data:
+  --data=fashion-mnist      the dataset (default; Debian package
+                            dataset-fashion-mnist)
+  --data-dir=DIR            any directory of MNIST-format IDX files
+                            (train-images-idx3-ubyte[.gz], ...)
+  --mean=F --std=F          input normalization (default Fashion-MNIST's
+                            0.2860, 0.3530)
+  --train-limit=N           use the first N training samples only
+  --test-limit=N            evaluate on the first N test samples only
+training:
+  --epochs=N                epochs (default 5)
+  --batch=N                 must equal the bundle's batch (default: it)
+  --lr=F                    SGD learning rate (default 0.05)
+  --momentum=F              SGD momentum (default 0.9)
+  --weight-decay=F          weight decay (default 5e-4)
+  --seed=N                  initialization, shuffling and rounding noise
+                            (default 1)
+  --threads=N               only 1: the compiled step is single-threaded
+precision:
+  --schedule=S              forward schedule (default: the bundle's), e.g.
+                            cpt:3:8, static:8, fp32, cyclic:linear:3:8:32;
+                            see qtrain-schedule --help
+  --grad-bits=B             backward bits, static (default: the bundle's)
+  --grad-schedule=S         backward schedule (instead of --grad-bits)
+  --print-schedule          print what the schedules do over this run, exit
+  --eval-bits=max|current|B evaluation precision (default max: the
+                            schedule's largest bits; current: the bits of
+                            the step, as CPT's code does)
+output:
+  --out=DIR                 logs, plots, checkpoints (default
+                            qtrain-runs/<bundle>-<schedule>-seed<seed>)
+  --checkpoint-every=N      also checkpoint every N steps (default 0: only
+                            at the end)
+  --resume=FILE             continue from a checkpoint (bit for bit)
+  --stop-at=N               stop after step N with a checkpoint (resume
+                            later with --resume)
+  --progress=auto|bar|lines|none   (default auto: a bar on a terminal)
+range test:
+  --range-test              CPT's precision range test: report Bmin, exit
+  --range-test-steps=N      steps per precision (default 300)
+  --range-test-window=N     steps averaged at each end (default 50)
+  --range-test-threshold=F  accuracy gain that counts (default 0.10)
+)";
+
+[[noreturn]] void die(const std::string &message, int code = 1) {
+  std::fprintf(stderr, "qtrain-run: error: %s\n", message.c_str());
+  std::exit(code);
+}
+
+struct Options {
+  std::string bundle;
+  std::string data = "fashion-mnist";
+  std::string dataDir;
+  float mean = rt::kFashionMnistMean, std = rt::kFashionMnistStd;
+  int64_t trainLimit = 0, testLimit = 0;
+  int64_t epochs = 5, batch = 0;
+  float lr = 0.05f, momentum = 0.9f, weightDecay = 5e-4f;
+  uint64_t seed = 1;
+  int64_t threads = 1;
+  std::string schedule, gradSchedule;
+  bool printSchedule = false;
+  std::string evalBits = "max";
+  std::string out;
+  int64_t checkpointEvery = 0;
+  std::string resume;
+  int64_t stopAt = 0;
+  std::string progress = "auto";
+  bool rangeTest = false;
+  int64_t rangeSteps = 300, rangeWindow = 50;
+  double rangeThreshold = 0.10;
+};
+
+bool startsWith(const std::string &s, const char *prefix) {
+  return s.compare(0, std::strlen(prefix), prefix) == 0;
+}
+
+int64_t parseInt(const std::string &flag, const std::string &text, int64_t min,
+                 int64_t max) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end || errno || v < min || v > max)
+    die(flag + ": expected an integer in [" + std::to_string(min) + ", " +
+            std::to_string(max) + "], got '" + text + "'",
+        2);
+  return v;
+}
+
+double parseFloat(const std::string &flag, const std::string &text) {
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end || !std::isfinite(v))
+    die(flag + ": expected a finite number, got '" + text + "'", 2);
+  return v;
+}
+
+Options parseOptions(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (!startsWith(arg, "--")) {
+      if (!o.bundle.empty())
+        die("more than one bundle: '" + o.bundle + "' and '" + arg + "'", 2);
+      o.bundle = arg;
+      continue;
+    }
+    size_t eq = arg.find('=');
+    std::string flag = arg.substr(0, eq);
+    std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    bool hasValue = eq != std::string::npos;
+    auto need = [&]() {
+      if (!hasValue)
+        die(flag + " needs a value (" + flag + "=...)", 2);
+      return value;
+    };
+    constexpr int64_t kMax = int64_t(1) << 40;
+    if (flag == "--data")
+      o.data = need();
+    else if (flag == "--data-dir")
+      o.dataDir = need();
+    else if (flag == "--mean")
+      o.mean = float(parseFloat(flag, need()));
+    else if (flag == "--std")
+      o.std = float(parseFloat(flag, need()));
+    else if (flag == "--train-limit")
+      o.trainLimit = parseInt(flag, need(), 1, kMax);
+    else if (flag == "--test-limit")
+      o.testLimit = parseInt(flag, need(), 1, kMax);
+    else if (flag == "--epochs")
+      o.epochs = parseInt(flag, need(), 1, 1000000);
+    else if (flag == "--batch")
+      o.batch = parseInt(flag, need(), 1, kMax);
+    else if (flag == "--lr")
+      o.lr = float(parseFloat(flag, need()));
+    else if (flag == "--momentum")
+      o.momentum = float(parseFloat(flag, need()));
+    else if (flag == "--weight-decay")
+      o.weightDecay = float(parseFloat(flag, need()));
+    else if (flag == "--seed")
+      o.seed = uint64_t(parseInt(flag, need(), 0, INT64_MAX));
+    else if (flag == "--threads")
+      o.threads = parseInt(flag, need(), 1, 1024);
+    else if (flag == "--schedule")
+      o.schedule = need();
+    else if (flag == "--grad-bits")
+      o.gradSchedule =
+          "static:" + std::to_string(parseInt(flag, need(), 0, 16));
+    else if (flag == "--grad-schedule")
+      o.gradSchedule = need();
+    else if (flag == "--print-schedule" && !hasValue)
+      o.printSchedule = true;
+    else if (flag == "--eval-bits")
+      o.evalBits = need();
+    else if (flag == "--out")
+      o.out = need();
+    else if (flag == "--checkpoint-every")
+      o.checkpointEvery = parseInt(flag, need(), 0, kMax);
+    else if (flag == "--resume")
+      o.resume = need();
+    else if (flag == "--stop-at")
+      o.stopAt = parseInt(flag, need(), 1, kMax);
+    else if (flag == "--progress")
+      o.progress = need();
+    else if (flag == "--range-test" && !hasValue)
+      o.rangeTest = true;
+    else if (flag == "--range-test-steps")
+      o.rangeSteps = parseInt(flag, need(), 2, 1000000);
+    else if (flag == "--range-test-window")
+      o.rangeWindow = parseInt(flag, need(), 1, 1000000);
+    else if (flag == "--range-test-threshold")
+      o.rangeThreshold = parseFloat(flag, need());
+    else
+      die("unknown option '" + arg + "' (see --help)", 2);
+  }
+  if (o.bundle.empty())
+    die("no bundle given (usage: qtrain-run BUNDLE [options]; see --help)", 2);
+  if (o.threads != 1)
+    die("--threads=" + std::to_string(o.threads) +
+            ": the compiled step runs on one thread; only --threads=1 is "
+            "supported",
+        2);
+  if (o.progress != "auto" && o.progress != "bar" && o.progress != "lines" &&
+      o.progress != "none")
+    die("--progress: expected auto, bar, lines or none, got '" + o.progress +
+            "'",
+        2);
+  if (o.evalBits != "max" && o.evalBits != "current")
+    (void)parseInt("--eval-bits", o.evalBits, 0, 16);
+  if (!(o.std > 0))
+    die("--std must be positive", 2);
+  if (o.rangeWindow * 2 > o.rangeSteps)
+    die("--range-test-window must be at most half of --range-test-steps", 2);
+  return o;
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void makeDirectories(const std::string &path) {
+  std::string partial;
+  std::stringstream parts(path);
+  std::string part;
+  if (!path.empty() && path[0] == '/')
+    partial = "/";
+  while (std::getline(parts, part, '/')) {
+    if (part.empty())
+      continue;
+    partial += part;
+    if (!isDirectory(partial) && ::mkdir(partial.c_str(), 0755) != 0 &&
+        errno != EEXIST)
+      die("cannot create directory " + partial + ": " + std::strerror(errno));
+    partial += "/";
+  }
+}
+
+std::string baseName(std::string path) {
+  while (path.size() > 1 && path.back() == '/')
+    path.pop_back();
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string hms(double seconds) {
+  auto s = static_cast<int64_t>(seconds + 0.5);
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof(buf), "%lld:%02lld:%02lld", (long long)(s / 3600),
+                  (long long)(s / 60 % 60), (long long)(s % 60));
+  else
+    std::snprintf(buf, sizeof(buf), "%lld:%02lld", (long long)(s / 60),
+                  (long long)(s % 60));
+  return buf;
+}
+
+std::string precisionName(int bits) {
+  return bits == 0 ? "fp32" : std::to_string(bits);
+}
+
+/// "8 bits", or "fp32".
+std::string precisionPhrase(int bits) {
+  return bits == 0 ? "fp32" : std::to_string(bits) + " bits";
+}
+
+/// The data of a run: the training and test splits, limited as asked.
+struct Data {
+  rt::Dataset train, test;
+  std::string dir;
+};
+
+Data loadData(const Options &o, const rt::Manifest &m) {
+  Data d;
+  if (!o.dataDir.empty())
+    d.dir = o.dataDir;
+  else if (o.data == "fashion-mnist")
+    d.dir = rt::kFashionMnistDir;
+  else
+    die("--data: unknown dataset '" + o.data +
+            "' (fashion-mnist, or give --data-dir=DIR)",
+        2);
+  for (auto [split, set] :
+       {std::pair("train", &d.train), std::pair("test", &d.test)})
+    if (rt::Status s = rt::loadDataset(d.dir, split, *set); s.failed())
+      die(s.message());
+  auto limit = [](rt::Dataset &set, int64_t n) {
+    if (n <= 0 || n >= set.count)
+      return;
+    set.count = n;
+    set.pixels.resize(size_t(n * set.rows * set.cols));
+    set.labels.resize(size_t(n));
+  };
+  limit(d.train, o.trainLimit);
+  limit(d.test, o.testLimit);
+  int64_t pixels = d.train.rows * d.train.cols;
+  if (m.input.numel != m.batch * pixels || d.test.rows != d.train.rows ||
+      d.test.cols != d.train.cols)
+    die("the bundle takes " + std::to_string(m.input.numel / m.batch) +
+        " inputs per sample, the data has " + std::to_string(d.train.rows) +
+        "x" + std::to_string(d.train.cols) + " images");
+  for (const rt::Dataset *set : {&d.train, &d.test})
+    if (set->classes > m.classes)
+      die("the data has labels up to " + std::to_string(set->classes - 1) +
+          " but the bundle classifies " + std::to_string(m.classes) +
+          " classes");
+  if (d.train.count < m.batch)
+    die("the training set has " + std::to_string(d.train.count) +
+        " samples, fewer than one batch (" + std::to_string(m.batch) + ")");
+  return d;
+}
+
+/// Test-set accuracy and mean cross-entropy, in batches; the last batch is
+/// padded with zeros and only its real samples count (evaluation reads the
+/// running ranges, not batch statistics, so samples do not interact).
+struct EvalResult {
+  double accuracy = 0, loss = 0;
+  int bits = 0;
+};
+
+EvalResult evaluate(rt::Trainer &trainer, const rt::Dataset &test,
+                    const Options &o, int bits) {
+  const rt::Manifest &m = trainer.getBundle().getManifest();
+  int64_t batch = m.batch, classes = m.classes;
+  int64_t pixels = test.rows * test.cols;
+  std::vector<float> x(static_cast<size_t>(batch * pixels)),
+      logits(size_t(batch * classes));
+  std::vector<int64_t> indices(static_cast<size_t>(batch));
+  int64_t correct = 0;
+  double lossSum = 0;
+  for (int64_t start = 0; start < test.count; start += batch) {
+    int64_t n = std::min(batch, test.count - start);
+    for (int64_t i = 0; i < n; ++i)
+      indices[size_t(i)] = start + i;
+    std::fill(x.begin(), x.end(), 0.0f);
+    rt::normalizeBatch(test, indices.data(), size_t(n), o.mean, o.std,
+                       x.data());
+    if (rt::Status s = trainer.eval(x.data(), logits.data(), bits); s.failed())
+      die("evaluation: " + s.message());
+    for (int64_t i = 0; i < n; ++i) {
+      const float *row = &logits[size_t(i * classes)];
+      int label = test.labels[size_t(start + i)];
+      int64_t best = std::max_element(row, row + classes) - row;
+      correct += best == label;
+      double top = *std::max_element(row, row + classes), sum = 0;
+      for (int64_t c = 0; c < classes; ++c)
+        sum += std::exp(double(row[c]) - top);
+      lossSum += std::log(sum) + top - double(row[label]);
+    }
+  }
+  return {double(correct) / double(test.count), lossSum / double(test.count),
+          bits};
+}
+
+/// A training batch: samples [pos * batch, (pos + 1) * batch) of `order`.
+void fillBatch(const rt::Dataset &train, const std::vector<int64_t> &order,
+               int64_t pos, int64_t batch, const Options &o, float *x,
+               int64_t *labels) {
+  const int64_t *indices = &order[size_t(pos * batch)];
+  rt::normalizeBatch(train, indices, size_t(batch), o.mean, o.std, x);
+  for (int64_t i = 0; i < batch; ++i)
+    labels[i] = train.labels[size_t(indices[i])];
+}
+
+/// Per-step and per-epoch logs, CSV and JSON lines, appended as the run
+/// goes (a resumed run first drops the rows past its checkpoint).
+class Logs {
+public:
+  explicit Logs(const std::string &dir) : dir(dir) {}
+
+  void open(int64_t resumeStep, int64_t stepsPerEpoch) {
+    keep("steps.csv", resumeStep, true, 0);
+    keep("steps.jsonl", resumeStep, false, 0);
+    keep("epochs.csv", resumeStep / stepsPerEpoch, true, 0);
+    keep("epochs.jsonl", resumeStep / stepsPerEpoch, false, 0);
+    stepsCsv = append("steps.csv", "step,epoch,loss,bits,grad_bits,bitops,"
+                                   "cumulative_bitops,step_seconds\n");
+    stepsJson = append("steps.jsonl", "");
+    epochsCsv =
+        append("epochs.csv", "epoch,step,train_loss,test_loss,test_accuracy,"
+                             "eval_bits,cumulative_bitops,seconds\n");
+    epochsJson = append("epochs.jsonl", "");
+  }
+  ~Logs() {
+    for (std::FILE *f : {stepsCsv, stepsJson, epochsCsv, epochsJson})
+      if (f)
+        std::fclose(f);
+  }
+
+  void step(int64_t step, int64_t epoch, float loss, int bits, int gradBits,
+            double bitOps, double total, double seconds) {
+    std::fprintf(stepsCsv, "%lld,%lld,%.9g,%d,%d,%.6g,%.6g,%.6f\n",
+                 (long long)step, (long long)epoch, loss, bits, gradBits,
+                 bitOps, total, seconds);
+    json j = {{"step", step},
+              {"epoch", epoch},
+              {"loss", loss},
+              {"bits", bits},
+              {"grad_bits", gradBits},
+              {"bitops", bitOps},
+              {"cumulative_bitops", total},
+              {"step_seconds", seconds}};
+    std::fprintf(stepsJson, "%s\n", j.dump().c_str());
+  }
+
+  void epoch(int64_t epoch, int64_t step, double trainLoss, const EvalResult &e,
+             double total, double seconds) {
+    std::fprintf(epochsCsv, "%lld,%lld,%.6f,%.6f,%.6f,%d,%.6g,%.3f\n",
+                 (long long)epoch, (long long)step, trainLoss, e.loss,
+                 e.accuracy, e.bits, total, seconds);
+    json j = {{"epoch", epoch},
+              {"step", step},
+              {"train_loss", trainLoss},
+              {"test_loss", e.loss},
+              {"test_accuracy", e.accuracy},
+              {"eval_bits", e.bits},
+              {"cumulative_bitops", total},
+              {"seconds", seconds}};
+    std::fprintf(epochsJson, "%s\n", j.dump().c_str());
+    for (std::FILE *f : {stepsCsv, stepsJson, epochsCsv, epochsJson})
+      std::fflush(f);
+  }
+
+  /// The sum and count of the logged losses of `epoch` (a resumed run
+  /// continues its epoch's mean).
+  std::pair<double, int64_t> epochLoss(int64_t epoch) const {
+    std::ifstream in(path("steps.csv"));
+    std::string line;
+    std::getline(in, line);
+    double sum = 0;
+    int64_t count = 0;
+    while (std::getline(in, line)) {
+      long long step, e;
+      double loss;
+      if (std::sscanf(line.c_str(), "%lld,%lld,%lf", &step, &e, &loss) == 3 &&
+          e == epoch) {
+        sum += loss;
+        ++count;
+      }
+    }
+    return {sum, count};
+  }
+
+  void flush() {
+    for (std::FILE *f : {stepsCsv, stepsJson, epochsCsv, epochsJson})
+      std::fflush(f);
+  }
+
+private:
+  std::string path(const char *name) const { return dir + "/" + name; }
+
+  /// Keeps the rows whose first field (step or epoch) is below `limit`.
+  void keep(const char *name, int64_t limit, bool csv, int) {
+    std::ifstream in(path(name));
+    if (!in)
+      return;
+    std::string line, kept;
+    bool first = true;
+    while (std::getline(in, line)) {
+      if (csv && first) {
+        kept += line + "\n";
+        first = false;
+        continue;
+      }
+      first = false;
+      long long key = -1;
+      if (csv)
+        key = std::strtoll(line.c_str(), nullptr, 10);
+      else {
+        json j = json::parse(line, nullptr, false);
+        if (!j.is_discarded() && j.is_object()) {
+          auto it =
+              j.find(std::string(name).find("epoch") == 0 ? "epoch" : "step");
+          if (it != j.end() && it->is_number_integer())
+            key = it->get<long long>();
+        }
+      }
+      if (key >= 0 && key < limit)
+        kept += line + "\n";
+    }
+    in.close();
+    std::ofstream outFile(path(name), std::ios::trunc);
+    outFile << kept;
+  }
+
+  std::FILE *append(const char *name, const char *header) {
+    std::string p = path(name);
+    bool fresh = ::access(p.c_str(), F_OK) != 0;
+    std::FILE *f = std::fopen(p.c_str(), "a");
+    if (!f)
+      die("cannot write " + p + ": " + std::strerror(errno));
+    if (fresh)
+      std::fputs(header, f);
+    return f;
+  }
+
+  std::string dir;
+  std::FILE *stepsCsv = nullptr, *stepsJson = nullptr, *epochsCsv = nullptr,
+            *epochsJson = nullptr;
+};
+
+/// The progress display: a bar on a terminal, else a line every tenth of
+/// an epoch.
+class Progress {
+public:
+  Progress(const std::string &mode, int64_t stepsPerEpoch, int64_t epochs)
+      : stepsPerEpoch(stepsPerEpoch), epochs(epochs) {
+    bar = mode == "bar" || (mode == "auto" && ::isatty(STDERR_FILENO));
+    none = mode == "none";
+  }
+
+  void update(int64_t step, float loss, int bits, int gradBits,
+              double stepsPerSecond) {
+    if (none)
+      return;
+    int64_t epoch = step / stepsPerEpoch, pos = step % stepsPerEpoch + 1;
+    double eta =
+        stepsPerSecond > 0
+            ? double(epochs * stepsPerEpoch - step - 1) / stepsPerSecond
+            : 0;
+    char line[256];
+    if (bar) {
+      constexpr int kWidth = 24;
+      int filled = int(kWidth * pos / stepsPerEpoch);
+      std::string fill(size_t(filled), '#');
+      fill += std::string(size_t(kWidth - filled), '.');
+      std::snprintf(line, sizeof(line),
+                    "\repoch %lld/%lld [%s] %lld/%lld  %.1f step/s  ETA %s  "
+                    "loss %.4f  bits %s/%s ",
+                    (long long)epoch + 1, (long long)epochs, fill.c_str(),
+                    (long long)pos, (long long)stepsPerEpoch, stepsPerSecond,
+                    hms(eta).c_str(), loss, precisionName(bits).c_str(),
+                    precisionName(gradBits).c_str());
+      std::fputs(line, stderr);
+      dirty = true;
+      return;
+    }
+    int64_t tenth = std::max<int64_t>(1, stepsPerEpoch / 10);
+    if (pos % tenth != 0 && pos != stepsPerEpoch)
+      return;
+    std::snprintf(line, sizeof(line),
+                  "epoch %lld/%lld step %lld/%lld  %.1f step/s  ETA %s  loss "
+                  "%.4f  bits %s/%s\n",
+                  (long long)epoch + 1, (long long)epochs, (long long)pos,
+                  (long long)stepsPerEpoch, stepsPerSecond, hms(eta).c_str(),
+                  loss, precisionName(bits).c_str(),
+                  precisionName(gradBits).c_str());
+    std::fputs(line, stderr);
+  }
+
+  /// Ends the bar's line before other output.
+  void clear() {
+    if (dirty)
+      std::fputs("\r\033[K", stderr);
+    dirty = false;
+  }
+
+private:
+  int64_t stepsPerEpoch, epochs;
+  bool bar = false, none = false, dirty = false;
+};
+
+/// What a checkpoint records of the run, and what a resumed run must match.
+json runConfig(const Options &o, const rt::Manifest &m, const Data &d,
+               const std::string &schedule, const std::string &gradSchedule,
+               int64_t totalSteps) {
+  return {{"bundle_library", m.library},
+          {"bundle_batch", m.batch},
+          {"parameters", m.parameters.size()},
+          {"data_dir", d.dir},
+          {"train_samples", d.train.count},
+          {"mean", o.mean},
+          {"std", o.std},
+          {"epochs", o.epochs},
+          {"total_steps", totalSteps},
+          {"seed", o.seed},
+          {"lr", o.lr},
+          {"momentum", o.momentum},
+          {"weight_decay", o.weightDecay},
+          {"schedule", schedule},
+          {"grad_schedule", gradSchedule}};
+}
+
+std::vector<std::string> configMismatches(const json &saved, const json &now) {
+  std::vector<std::string> out;
+  for (auto it = now.begin(); it != now.end(); ++it) {
+    auto other = saved.find(it.key());
+    if (other == saved.end())
+      out.push_back(it.key() + " (missing in the checkpoint)");
+    else if (*other != it.value())
+      out.push_back(it.key() + ": checkpoint " + other->dump() + ", now " +
+                    it.value().dump());
+  }
+  return out;
+}
+
+/// Prints the schedules over the run: the precision changes and the
+/// histogram of (bits, grad_bits) steps with their share of BitOps.
+void printSchedules(const rt::Schedule &fw, const std::string &fwText,
+                    const rt::Schedule &bw, const std::string &bwText,
+                    int64_t total, int64_t stepsPerEpoch,
+                    const rt::Manifest &m) {
+  std::printf("schedule %s, backward %s, %lld steps (%lld per epoch)\n",
+              fwText.c_str(), bwText.c_str(), (long long)total,
+              (long long)stepsPerEpoch);
+  std::map<std::pair<int, int>, int64_t> histogram;
+  int lastB = -1, lastG = -1;
+  int64_t changes = 0;
+  std::printf("changes (step: bits/grad_bits), first 20:\n");
+  for (int64_t t = 0; t < total; ++t) {
+    int b = rt::scheduleBits(fw, t, total), g = rt::scheduleBits(bw, t, total);
+    ++histogram[{b, g}];
+    if (b != lastB || g != lastG) {
+      if (changes < 20)
+        std::printf("  %lld: %s/%s\n", (long long)t, precisionName(b).c_str(),
+                    precisionName(g).c_str());
+      ++changes;
+      lastB = b;
+      lastG = g;
+    }
+  }
+  std::printf("%lld changes in all\nsteps per precision:\n",
+              (long long)changes);
+  double macs = 0;
+  for (const rt::SiteSpec &s : m.sites)
+    macs += double(s.macs);
+  double totalBitOps = 0;
+  for (auto [p, n] : histogram)
+    totalBitOps += double(n) * rt::bitOps(macs, p.first, p.second);
+  for (auto [p, n] : histogram)
+    std::printf("  %s/%s: %lld steps (%.1f%%)\n",
+                precisionName(p.first).c_str(), precisionName(p.second).c_str(),
+                (long long)n, 100.0 * double(n) / double(total));
+  double static8 = double(total) * rt::bitOps(macs, 8, 8);
+  double fp32 = double(total) * rt::bitOps(macs, 0, 0);
+  std::printf("BitOps: %.4g (%.4f of static 8/8, %.5f of fp32)\n", totalBitOps,
+              totalBitOps / static8, totalBitOps / fp32);
+}
+
+void writePlots(const std::string &dir) {
+  // Re-read the logs so that a resumed run plots the whole run.
+  std::vector<std::pair<double, double>> bits, gradBits, loss, smooth, acc;
+  std::ifstream steps(dir + "/steps.csv");
+  std::string line;
+  std::getline(steps, line);
+  std::vector<double> window;
+  double windowSum = 0;
+  while (std::getline(steps, line)) {
+    double step, epoch, l, b, g;
+    if (std::sscanf(line.c_str(), "%lf,%lf,%lf,%lf,%lf", &step, &epoch, &l, &b,
+                    &g) != 5)
+      continue;
+    bits.push_back({step, b == 0 ? 32 : b});
+    gradBits.push_back({step, g == 0 ? 32 : g});
+    loss.push_back({step, l});
+    window.push_back(l);
+    windowSum += l;
+    if (window.size() > 50) {
+      windowSum -= window[window.size() - 51];
+    }
+    smooth.push_back(
+        {step, windowSum / double(std::min<size_t>(window.size(), 50))});
+  }
+  std::ifstream epochs(dir + "/epochs.csv");
+  std::getline(epochs, line);
+  while (std::getline(epochs, line)) {
+    double epoch, step, trainLoss, testLoss, accuracy;
+    if (std::sscanf(line.c_str(), "%lf,%lf,%lf,%lf,%lf", &epoch, &step,
+                    &trainLoss, &testLoss, &accuracy) == 5)
+      acc.push_back({epoch + 1, 100.0 * accuracy});
+  }
+  using qtrain::run::Chart;
+  Chart precision{"Precision per step",
+                  "step",
+                  "bits (fp32 shown as 32)",
+                  {{"forward", "#1f77b4", bits, true},
+                   {"backward", "#d62728", gradBits, true, 1.0, 0.6}}};
+  Chart lossChart{"Training loss",
+                  "step",
+                  "cross-entropy",
+                  {{"per step", "#999999", loss, false, 0.7, 0.5},
+                   {"mean of 50 steps", "#1f77b4", smooth, false, 2.0}}};
+  Chart accChart{"Test accuracy",
+                 "epoch",
+                 "accuracy (%)",
+                 {{"test", "#2ca02c", acc, false, 2.0}}};
+  for (auto [name, chart] : {std::pair("precision.svg", &precision),
+                             std::pair("loss.svg", &lossChart),
+                             std::pair("accuracy.svg", &accChart)})
+    if (!qtrain::run::writeSvg(dir + "/" + name, *chart))
+      std::fprintf(stderr, "qtrain-run: warning: cannot write %s/%s\n",
+                   dir.c_str(), name);
+}
+
+/// CPT's precision range test (PAPERS.md §1, details unconfirmed): for
+/// each static precision from the lowest the bundle has, train from the
+/// same initialization for `rangeSteps` steps and compare the training
+/// accuracy of the first and last `rangeWindow` batches (measured on each
+/// batch before its step, at that precision); Bmin is the first precision
+/// whose gain exceeds the threshold.
+int rangeTest(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
+              const Data &d, const std::string &gradSchedule) {
+  const rt::Manifest &m = bundle->getManifest();
+  std::vector<int> candidates;
+  rt::Schedule grad;
+  if (rt::Status s = rt::parseSchedule(gradSchedule, grad); s.failed())
+    die("--grad-schedule: " + s.message());
+  for (int b = 1; b <= 16; ++b) {
+    std::string text = "static:" + std::to_string(b);
+    if (rt::validateSchedule(m, rt::Schedule::staticBits(b), text, grad,
+                             gradSchedule)
+            .isOk())
+      candidates.push_back(b);
+  }
+  if (candidates.empty())
+    die("the bundle has no integer precision to test (compile it with "
+        "--bits=2:8)");
+  std::printf("precision range test: %lld steps per precision, accuracy of "
+              "the first and last %lld batches, threshold %+.3f\n",
+              (long long)o.rangeSteps, (long long)o.rangeWindow,
+              o.rangeThreshold);
+  std::printf("%6s %10s %10s %10s\n", "bits", "first", "last", "gain");
+  int64_t batch = m.batch, pixels = d.train.rows * d.train.cols;
+  std::vector<float> x(static_cast<size_t>(batch * pixels)),
+      logits(size_t(batch * m.classes));
+  std::vector<int64_t> labels(static_cast<size_t>(batch));
+  int64_t perEpoch = d.train.count / batch;
+  int bmin = -1;
+  for (int b : candidates) {
+    rt::TrainerOptions t;
+    t.schedule = "static:" + std::to_string(b);
+    t.gradSchedule = gradSchedule;
+    t.totalSteps = o.rangeSteps;
+    t.seed = o.seed;
+    t.learningRate = o.lr;
+    t.momentum = o.momentum;
+    t.weightDecay = o.weightDecay;
+    std::unique_ptr<rt::Trainer> trainer;
+    if (rt::Status s = rt::Trainer::create(bundle, t, trainer); s.failed())
+      die(s.message());
+    std::vector<int64_t> order;
+    int64_t correctFirst = 0, correctLast = 0;
+    for (int64_t step = 0; step < o.rangeSteps; ++step) {
+      int64_t epoch = step / perEpoch, pos = step % perEpoch;
+      if (pos == 0)
+        order = rt::shuffleOrder(o.seed, epoch, d.train.count);
+      fillBatch(d.train, order, pos, batch, o, x.data(), labels.data());
+      bool first = step < o.rangeWindow;
+      bool last = step >= o.rangeSteps - o.rangeWindow;
+      if (first || last) {
+        if (rt::Status s = trainer->eval(x.data(), logits.data(), b);
+            s.failed())
+          die(s.message());
+        int64_t correct = 0;
+        for (int64_t i = 0; i < batch; ++i) {
+          const float *row = &logits[size_t(i * m.classes)];
+          correct +=
+              std::max_element(row, row + m.classes) - row == labels[size_t(i)];
+        }
+        (first ? correctFirst : correctLast) += correct;
+      }
+      float loss;
+      if (rt::Status s = trainer->step(x.data(), labels.data(), loss);
+          s.failed())
+        die(s.message());
+    }
+    double n = double(o.rangeWindow * batch);
+    double a0 = double(correctFirst) / n, a1 = double(correctLast) / n;
+    std::printf("%6d %9.2f%% %9.2f%% %+9.2f%s\n", b, 100 * a0, 100 * a1,
+                100 * (a1 - a0),
+                bmin < 0 && a1 - a0 > o.rangeThreshold ? "  <- Bmin" : "");
+    std::fflush(stdout);
+    if (bmin < 0 && a1 - a0 > o.rangeThreshold)
+      bmin = b;
+  }
+  if (bmin < 0) {
+    std::printf("no precision gained more than %.3f: Bmin not found (train "
+                "longer with --range-test-steps)\n",
+                o.rangeThreshold);
+    return 1;
+  }
+  std::printf(
+      "Bmin = %d, Bmax = 8 (the static baseline): --schedule=cpt:%d:8\n", bmin,
+      bmin);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o = parseOptions(argc, argv);
+
+  std::unique_ptr<rt::Bundle> opened;
+  if (rt::Status s = rt::openBundle(o.bundle, opened); s.failed())
+    die(s.message());
+  std::shared_ptr<const rt::Bundle> bundle(std::move(opened));
+  const rt::Manifest &m = bundle->getManifest();
+  if (o.batch != 0 && o.batch != m.batch)
+    die("--batch=" + std::to_string(o.batch) +
+        ", but the bundle's step was "
+        "compiled for batch " +
+        std::to_string(m.batch) + " (recompile with qtrain-compile --batch=" +
+        std::to_string(o.batch) + ")");
+  std::string scheduleText = o.schedule.empty() ? m.schedule : o.schedule;
+  std::string gradText =
+      o.gradSchedule.empty() ? m.gradSchedule : o.gradSchedule;
+  rt::Schedule schedule, gradSchedule;
+  if (rt::Status s = rt::parseSchedule(scheduleText, schedule); s.failed())
+    die("--schedule: " + s.message());
+  if (rt::Status s = rt::parseSchedule(gradText, gradSchedule); s.failed())
+    die("--grad-schedule: " + s.message());
+
+  Data data = loadData(o, m);
+  if (o.rangeTest)
+    return rangeTest(o, bundle, data, gradText);
+
+  int64_t batch = m.batch;
+  int64_t stepsPerEpoch = data.train.count / batch;
+  int64_t total = stepsPerEpoch * o.epochs;
+  if (o.printSchedule) {
+    if (rt::Status s = rt::validateSchedule(m, schedule, scheduleText,
+                                            gradSchedule, gradText);
+        s.failed())
+      die(s.message());
+    printSchedules(schedule, scheduleText, gradSchedule, gradText, total,
+                   stepsPerEpoch, m);
+    return 0;
+  }
+
+  rt::TrainerOptions t;
+  t.schedule = scheduleText;
+  t.gradSchedule = gradText;
+  t.totalSteps = total;
+  t.seed = o.seed;
+  t.learningRate = o.lr;
+  t.momentum = o.momentum;
+  t.weightDecay = o.weightDecay;
+  std::unique_ptr<rt::Trainer> trainer;
+  if (rt::Status s = rt::Trainer::create(bundle, t, trainer); s.failed())
+    die(s.message());
+
+  int evalBits = o.evalBits == "max"       ? rt::scheduleMaxBits(schedule)
+                 : o.evalBits == "current" ? rt::kScheduleBits
+                                           : std::atoi(o.evalBits.c_str());
+
+  json config = runConfig(o, m, data, scheduleText, gradText, total);
+  int64_t start = 0;
+  if (!o.resume.empty()) {
+    rt::Checkpoint c;
+    if (rt::Status s = rt::loadCheckpoint(o.resume, c); s.failed())
+      die(s.message());
+    std::vector<std::string> diffs =
+        configMismatches(json::parse(c.config), config);
+    if (!diffs.empty()) {
+      std::string text;
+      for (const std::string &d : diffs)
+        text += "\n  " + d;
+      die(o.resume + ": the checkpoint is of a different run:" + text);
+    }
+    if (rt::Status s = rt::restoreCheckpoint(*trainer, c); s.failed())
+      die(o.resume + ": " + s.message());
+    start = c.step;
+    if (start > total)
+      die(o.resume + ": step " + std::to_string(start) + " is past the run's " +
+          std::to_string(total) + " steps");
+  }
+
+  std::string outDir = o.out;
+  if (outDir.empty()) {
+    std::string name = scheduleText;
+    std::replace(name.begin(), name.end(), ':', '-');
+    outDir = "qtrain-runs/" + baseName(o.bundle) + "-" + name + "-seed" +
+             std::to_string(o.seed);
+  }
+  makeDirectories(outDir);
+  std::string checkpointPath = outDir + "/checkpoint.qck";
+  Logs logs(outDir);
+  logs.open(start, stepsPerEpoch);
+
+  double macs = 0;
+  for (const rt::SiteSpec &s : m.sites)
+    macs += double(s.macs);
+  int64_t values = 0;
+  for (const rt::ParameterSpec &p : m.parameters)
+    values += p.numel;
+  std::printf("qtrain-run: %s: %lld parameter tensors (%lld values), batch "
+              "%lld\n",
+              o.bundle.c_str(), (long long)m.parameters.size(),
+              (long long)values, (long long)batch);
+  std::printf("  data %s: %lld training, %lld test samples; %lld steps per "
+              "epoch, %lld epochs\n",
+              data.dir.c_str(), (long long)data.train.count,
+              (long long)data.test.count, (long long)stepsPerEpoch,
+              (long long)o.epochs);
+  std::printf("  schedule %s, backward %s; evaluation at %s; SGD lr %g "
+              "momentum %g weight decay %g; seed %llu\n",
+              scheduleText.c_str(), gradText.c_str(),
+              evalBits == rt::kScheduleBits ? "the current step's bits"
+                                            : precisionPhrase(evalBits).c_str(),
+              double(o.lr), double(o.momentum), double(o.weightDecay),
+              (unsigned long long)o.seed);
+  if (start > 0)
+    std::printf("  resumed from %s at step %lld\n", o.resume.c_str(),
+                (long long)start);
+  std::printf("  logs and plots in %s\n", outDir.c_str());
+  std::fflush(stdout);
+
+  Progress progress(o.progress, stepsPerEpoch, o.epochs);
+  std::vector<float> x(static_cast<size_t>(m.input.numel));
+  std::vector<int64_t> labels(static_cast<size_t>(batch));
+  std::vector<int64_t> order;
+  std::map<std::pair<int, int>, std::pair<int64_t, double>> stepTimes;
+  // Logged losses are printed with 9 significant digits: floats round-trip.
+  auto [epochLoss, epochSteps] = logs.epochLoss(start / stepsPerEpoch);
+  EvalResult last;
+  auto runStart = Clock::now();
+  auto rateStart = runStart;
+  int64_t rateSteps = 0;
+  double rate = 0;
+  for (int64_t step = start; step < total; ++step) {
+    int64_t epoch = step / stepsPerEpoch, pos = step % stepsPerEpoch;
+    if (order.empty() || pos == 0 || step == start)
+      order = rt::shuffleOrder(o.seed, epoch, data.train.count);
+    fillBatch(data.train, order, pos, batch, o, x.data(), labels.data());
+    float loss = 0;
+    auto t0 = Clock::now();
+    if (rt::Status s = trainer->step(x.data(), labels.data(), loss); s.failed())
+      die("step " + std::to_string(step) + ": " + s.message());
+    double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (!std::isfinite(loss)) {
+      progress.clear();
+      logs.flush();
+      die("step " + std::to_string(step) + ": the loss is " +
+          std::to_string(loss) +
+          " (diverged; try a smaller --lr). Logs are "
+          "in " +
+          outDir);
+    }
+    int bits = trainer->getLastBits(), gradBits = trainer->getLastGradBits();
+    auto &times = stepTimes[{bits, gradBits}];
+    ++times.first;
+    times.second += seconds;
+    logs.step(step, epoch, loss, bits, gradBits, trainer->getLastBitOps(),
+              trainer->getTotalBitOps(), seconds);
+    epochLoss += loss;
+    ++epochSteps;
+    ++rateSteps;
+    double elapsed =
+        std::chrono::duration<double>(Clock::now() - rateStart).count();
+    if (elapsed > 0)
+      rate = double(rateSteps) / elapsed;
+    progress.update(step, loss, bits, gradBits, rate);
+
+    if (o.checkpointEvery > 0 && (step + 1) % o.checkpointEvery == 0 &&
+        step + 1 < total) {
+      logs.flush();
+      if (rt::Status s = rt::saveCheckpoint(
+              checkpointPath, rt::captureCheckpoint(*trainer, config.dump()));
+          s.failed())
+        die(s.message());
+    }
+    if ((step + 1) % stepsPerEpoch == 0) {
+      last = evaluate(*trainer, data.test, o, evalBits);
+      if (evalBits == rt::kScheduleBits)
+        last.bits = trainer->getBits(trainer->getStep());
+      double wall =
+          std::chrono::duration<double>(Clock::now() - runStart).count();
+      logs.epoch(epoch, step + 1, epochLoss / double(epochSteps), last,
+                 trainer->getTotalBitOps(), wall);
+      progress.clear();
+      std::printf("epoch %lld/%lld: train loss %.4f, test loss %.4f, test "
+                  "accuracy %.2f%% (at %s), %s elapsed\n",
+                  (long long)epoch + 1, (long long)o.epochs,
+                  epochLoss / double(epochSteps), last.loss,
+                  100.0 * last.accuracy, precisionPhrase(last.bits).c_str(),
+                  hms(wall).c_str());
+      std::fflush(stdout);
+      epochLoss = 0;
+      epochSteps = 0;
+      // The rate excludes evaluation.
+      rateStart = Clock::now();
+      rateSteps = 0;
+    }
+    if (o.stopAt > 0 && step + 1 == o.stopAt && step + 1 < total) {
+      progress.clear();
+      logs.flush();
+      if (rt::Status s = rt::saveCheckpoint(
+              checkpointPath, rt::captureCheckpoint(*trainer, config.dump()));
+          s.failed())
+        die(s.message());
+      writePlots(outDir);
+      std::printf(
+          "stopped after step %lld of %lld; continue with --resume=%s\n",
+          (long long)o.stopAt, (long long)total, checkpointPath.c_str());
+      return 0;
+    }
+  }
+  progress.clear();
+  logs.flush();
+  if (rt::Status s = rt::saveCheckpoint(
+          checkpointPath, rt::captureCheckpoint(*trainer, config.dump()));
+      s.failed())
+    die(s.message());
+  writePlots(outDir);
+
+  double wall = std::chrono::duration<double>(Clock::now() - runStart).count();
+  double totalBitOps = trainer->getTotalBitOps();
+  double static8 = double(total) * rt::bitOps(macs, 8, 8);
+  double fp32 = double(total) * rt::bitOps(macs, 0, 0);
+  std::printf("\nfinal test accuracy: %.2f%% (at %s)\n", 100.0 * last.accuracy,
+              precisionPhrase(last.bits).c_str());
+  std::printf("wall time: %s (%.1f s) for %lld steps this session\n",
+              hms(wall).c_str(), wall, (long long)(total - start));
+  std::printf("mean step time per precision (forward/backward):\n");
+  for (auto [p, v] : stepTimes)
+    std::printf("  %s/%s: %.1f ms over %lld steps\n",
+                precisionName(p.first).c_str(), precisionName(p.second).c_str(),
+                1000.0 * v.second / v.first, (long long)v.first);
+  std::printf("BitOps: %.4g in %lld steps = %.4f x static 8/8, %.5f x fp32\n",
+              totalBitOps, (long long)total, totalBitOps / static8,
+              totalBitOps / fp32);
+  std::printf("checkpoint: %s\nlogs: %s/{steps,epochs}.{csv,jsonl}; plots: "
+              "%s/{precision,loss,accuracy}.svg\n",
+              checkpointPath.c_str(), outDir.c_str(), outDir.c_str());
+  return 0;
+}
