@@ -1,0 +1,160 @@
+//===- CheckpointTests.cpp - Training checkpoints
+//--------------------------===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/runtime/Checkpoint.h"
+
+#include "qtrain/runtime/Bundle.h"
+#include "qtrain/runtime/Trainer.h"
+
+#include "fixtures/ToyBundle.h"
+
+#include "gtest/gtest.h"
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <unistd.h>
+
+using namespace qtrain::rt;
+
+namespace {
+
+Checkpoint sample() {
+  Checkpoint c;
+  c.config = R"({"seed":1,"schedule":"cpt:3:8"})";
+  c.step = 1234;
+  c.totalBitOps = 5.5e12;
+  c.buffers = {{1.0f, -2.0f, 3.5f}, {}, {0.25f}};
+  return c;
+}
+
+std::string tempPath() {
+  char name[] = "/tmp/qtrain-ckpt-XXXXXX";
+  int fd = ::mkstemp(name);
+  ::close(fd);
+  return name;
+}
+
+std::string readBytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+}
+
+void writeBytes(const std::string &path, const std::string &bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+} // namespace
+
+TEST(CheckpointTest, RoundTrips) {
+  std::string path = tempPath();
+  ASSERT_FALSE(saveCheckpoint(path, sample()).failed());
+  Checkpoint c;
+  ASSERT_FALSE(loadCheckpoint(path, c).failed());
+  EXPECT_EQ(c.config, sample().config);
+  EXPECT_EQ(c.step, 1234);
+  EXPECT_EQ(c.totalBitOps, 5.5e12);
+  EXPECT_EQ(c.buffers, sample().buffers);
+  // Atomic: no temporary file left behind.
+  EXPECT_NE(::access((path + ".tmp").c_str(), F_OK), 0);
+  std::remove(path.c_str());
+}
+
+TEST(CheckpointTest, RefusesDamage) {
+  std::string path = tempPath();
+  ASSERT_FALSE(saveCheckpoint(path, sample()).failed());
+  std::string good = readBytes(path);
+  Checkpoint c;
+
+  std::string flipped = good;
+  flipped[flipped.size() / 2] ^= 0x10;
+  writeBytes(path, flipped);
+  EXPECT_EQ(loadCheckpoint(path, c).message(),
+            path + ": corrupt checkpoint (CRC mismatch)");
+
+  writeBytes(path, good.substr(0, good.size() - 9));
+  EXPECT_EQ(loadCheckpoint(path, c).message(),
+            path + ": corrupt checkpoint (CRC mismatch)");
+
+  writeBytes(path, "QTRAIN");
+  EXPECT_EQ(loadCheckpoint(path, c).message(),
+            path + ": not a qtrain checkpoint (bad magic)");
+
+  writeBytes(path, "");
+  EXPECT_EQ(loadCheckpoint(path, c).message(),
+            path + ": not a qtrain checkpoint (bad magic)");
+
+  std::remove(path.c_str());
+  EXPECT_NE(loadCheckpoint(path, c).message().find("cannot open checkpoint"),
+            std::string::npos);
+}
+
+TEST(CheckpointTest, RefusesAnotherVersion) {
+  std::string path = tempPath();
+  ASSERT_FALSE(saveCheckpoint(path, sample()).failed());
+  std::string bytes = readBytes(path);
+  bytes[8] = 2; // version 2, with a valid CRC
+  uint32_t crc =
+      uint32_t(crc32(0, reinterpret_cast<const Bytef *>(bytes.data()),
+                     uInt(bytes.size() - 4)));
+  std::memcpy(&bytes[bytes.size() - 4], &crc, 4);
+  writeBytes(path, bytes);
+  Checkpoint out;
+  EXPECT_EQ(loadCheckpoint(path, out).message(),
+            path + ": checkpoint version 2 (this runtime reads 1)");
+  std::remove(path.c_str());
+}
+
+TEST(CheckpointTest, RestoresATrainerExactly) {
+  std::unique_ptr<Bundle> opened;
+  ASSERT_FALSE(
+      openBundle(qtrain::rt::testing::toyBundleDir(), opened).failed());
+  std::shared_ptr<const Bundle> bundle(std::move(opened));
+  const Manifest &m = bundle->getManifest();
+  TrainerOptions o;
+  o.schedule = "cpt:3:8:cycles=2";
+  o.totalSteps = 8;
+  o.seed = 3;
+  std::vector<float> x(size_t(m.input.numel), 0.5f);
+  std::vector<int64_t> labels(size_t(m.labels.numel), 1);
+  auto run = [&](std::unique_ptr<Trainer> &t, int steps) {
+    for (int i = 0; i < steps; ++i) {
+      float loss;
+      ASSERT_FALSE(t->step(x.data(), labels.data(), loss).failed());
+    }
+  };
+  std::unique_ptr<Trainer> a, b;
+  ASSERT_FALSE(Trainer::create(bundle, o, a).failed());
+  ASSERT_FALSE(Trainer::create(bundle, o, b).failed());
+  run(a, 3);
+  Checkpoint c = captureCheckpoint(*a, "{}");
+  run(a, 5);
+  ASSERT_FALSE(restoreCheckpoint(*b, c).failed());
+  EXPECT_EQ(b->getStep(), 3);
+  run(b, 5);
+  EXPECT_EQ(b->getTotalBitOps(), a->getTotalBitOps());
+  for (size_t i = 0; i < a->getNumBuffers(); ++i)
+    for (size_t k = 0; k < a->getBufferSize(i); ++k)
+      ASSERT_EQ(a->getBuffer(i)[k], b->getBuffer(i)[k]) << i << " " << k;
+
+  c.buffers.pop_back();
+  EXPECT_NE(restoreCheckpoint(*b, c).message().find("buffers"),
+            std::string::npos);
+}
+
+TEST(CheckpointTest, SaveFailsCleanlyInAMissingDirectory) {
+  Status s = saveCheckpoint("/nonexistent-dir/x.qck", sample());
+  EXPECT_TRUE(s.failed());
+  EXPECT_NE(s.message().find("/nonexistent-dir/x.qck.tmp: cannot create"),
+            std::string::npos)
+      << s.message();
+}
