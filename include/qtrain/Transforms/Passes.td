@@ -252,6 +252,30 @@ def InferRolesPass : Pass<"qtrain-infer-roles", "::mlir::ModuleOp"> {
   ];
 }
 
+def LoopOrderPass : Pass<"qtrain-loop-order"> {
+  let summary = "Put the output's last dimension innermost in reductions";
+  let description = [{
+    Lowered linalg ops run their loops in the order of their dimensions. In
+    a GEMM written (m, n, k) or a convolution (n, f, oh, ow, c, kh, kw) the
+    innermost loop is a reduction: it strides one operand and accumulates
+    into a scalar, which LLVM cannot vectorize for floats (that would
+    reassociate the sum). This pass reorders the loops of every linalg op
+    with reductions to: the other parallel loops, the reduction loops (in
+    their order), then the loop of the output's last dimension, provided
+    every input is invariant in that loop or walks it in its own last
+    dimension. Named ops that it reorders become linalg.generic.
+
+    Each output element's sum keeps its order (the reduction loops keep
+    theirs), so the results are the same bit for bit; only the traversal
+    changes, to unit-stride loads and stores that vectorize.
+    `qtrain-lower-cpu` runs it before bufferization.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numReordered", "reordered", "Linalg ops whose loops moved">,
+  ];
+}
+
 def MaterializeVariantsPass : Pass<"qtrain-materialize-variants",
                                    "::mlir::ModuleOp"> {
   let summary = "One specialized kernel per site and precision, selected by slot";

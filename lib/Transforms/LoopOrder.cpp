@@ -1,0 +1,90 @@
+//===- LoopOrder.cpp - Unit-stride innermost loops for reductions ---------===//
+//
+// qtrain-loop-order: reorders the loops of linalg reductions (GEMMs,
+// convolutions, the integer contractions of qtrain-integer-kernels) so that
+// the innermost loop walks the output's last dimension, when that makes
+// every operand unit-stride or invariant in it. Loops lowered from linalg
+// run in the order of the op's dimensions; a GEMM written (m, n, k) then
+// strides its right operand in the inner loop and accumulates into one
+// scalar, which LLVM cannot vectorize for floats without reassociation.
+// Moving n innermost gives unit-stride loads and stores that vectorize, and
+// keeps every output element's sum in the same order (the reduction loops
+// keep their relative order), so results are bit for bit the same.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::qtrain {
+#define GEN_PASS_DEF_LOOPORDERPASS
+#include "qtrain/Transforms/Passes.h.inc"
+} // namespace mlir::qtrain
+
+using namespace mlir;
+using namespace mlir::qtrain;
+
+namespace {
+struct LoopOrderPass : mlir::qtrain::impl::LoopOrderPassBase<LoopOrderPass> {
+  void runOnOperation() override;
+};
+} // namespace
+
+/// The loop order for `op`, or nothing when it should stay as it is.
+static std::optional<SmallVector<unsigned>>
+innermostOutputOrder(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
+      op.getNumLoops() < 2)
+    return std::nullopt;
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!out.isProjectedPermutation() || out.getNumResults() == 0)
+    return std::nullopt;
+  unsigned inner = cast<AffineDimExpr>(out.getResults().back()).getPosition();
+  unsigned numLoops = op.getNumLoops();
+  if (inner == numLoops - 1)
+    return std::nullopt;
+  // Every input must be invariant in `inner` or walk it in its last
+  // dimension (possibly with another loop added, as a convolution's
+  // input ow + kw).
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    for (auto [i, e] : llvm::enumerate(map.getResults()))
+      if (e.isFunctionOfDim(inner) && i + 1 != map.getNumResults())
+        return std::nullopt;
+  }
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> order;
+  for (unsigned d = 0; d < numLoops; ++d)
+    if (d != inner && iterators[d] == utils::IteratorType::parallel)
+      order.push_back(d);
+  for (unsigned d = 0; d < numLoops; ++d)
+    if (iterators[d] != utils::IteratorType::parallel)
+      order.push_back(d);
+  order.push_back(inner);
+  return order;
+}
+
+void LoopOrderPass::runOnOperation() {
+  SmallVector<linalg::LinalgOp> ops;
+  getOperation()->walk([&](linalg::LinalgOp op) {
+    if (op.hasPureTensorSemantics() && innermostOutputOrder(op))
+      ops.push_back(op);
+  });
+  IRRewriter rewriter(&getContext());
+  for (linalg::LinalgOp op : ops) {
+    SmallVector<unsigned> order = *innermostOutputOrder(op);
+    rewriter.setInsertionPoint(op);
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (!generic) {
+      FailureOr<linalg::GenericOp> generalized =
+          linalg::generalizeNamedOp(rewriter, op);
+      if (failed(generalized))
+        continue;
+      generic = *generalized;
+    }
+    if (succeeded(linalg::interchangeGenericOp(rewriter, generic, order)))
+      ++numReordered;
+  }
+}

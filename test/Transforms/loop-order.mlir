@@ -1,0 +1,57 @@
+// RUN: qtrain-opt %s -split-input-file --qtrain-loop-order | FileCheck %s
+
+// A GEMM (m, n, k) becomes (m, k, n): n, the output's last dimension, is
+// innermost, where the right operand and the output are unit-stride and the
+// left operand is invariant.
+// CHECK: #[[$A:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK: #[[$B:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK: #[[$C:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func.func @matmul
+//       CHECK:   linalg.generic {indexing_maps = [#[[$A]], #[[$B]], #[[$C]]], iterator_types = ["parallel", "reduction", "parallel"]}
+func.func @matmul(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>, %c: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<8x16xf32>, tensor<16x4xf32>) outs(%c : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
+
+// -----
+
+// A convolution (n, f, oh, ow, c, kh, kw) runs ow innermost: the input's
+// last index is ow + kw.
+// CHECK-LABEL: func.func @conv
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]
+func.func @conv(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %o: tensor<2x4x6x6xf32>) -> tensor<2x4x6x6xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) outs(%o : tensor<2x4x6x6xf32>) -> tensor<2x4x6x6xf32>
+  return %r : tensor<2x4x6x6xf32>
+}
+
+// -----
+
+// A row sum would stride its input in the inner loop: left alone.
+// CHECK-LABEL: func.func @row_sum
+//       CHECK:   iterator_types = ["parallel", "reduction"]
+func.func @row_sum(%a: tensor<8x16xf32>, %c: tensor<8xf32>) -> tensor<8xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<8x16xf32>) outs(%c : tensor<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// Elementwise ops and ops already in order are left alone (still named).
+// CHECK-LABEL: func.func @unchanged
+//       CHECK:   linalg.matmul indexing_maps
+//       CHECK:   linalg.add
+func.func @unchanged(%a: tensor<8x16xf32>, %b: tensor<4x16xf32>, %c: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // (m, n, k) with B transposed: n is not B's last dimension, so moving it
+  // inward would stride B.
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : tensor<8x16xf32>, tensor<4x16xf32>) outs(%c : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %s = linalg.add ins(%r, %r : tensor<8x4xf32>, tensor<8x4xf32>) outs(%c : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %s : tensor<8x4xf32>
+}
