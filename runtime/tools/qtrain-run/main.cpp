@@ -726,6 +726,26 @@ void writePlots(const std::string &dir) {
                    dir.c_str(), name);
 }
 
+/// A trainer of `bundle` with the run's seed and SGD settings.
+std::unique_ptr<rt::Trainer>
+makeTrainer(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
+            const std::string &schedule, const std::string &gradSchedule,
+            int64_t totalSteps) {
+  rt::TrainerOptions t;
+  t.schedule = schedule;
+  t.gradSchedule = gradSchedule;
+  t.totalSteps = totalSteps;
+  t.seed = o.seed;
+  t.learningRate = o.lr;
+  t.momentum = o.momentum;
+  t.weightDecay = o.weightDecay;
+  std::unique_ptr<rt::Trainer> trainer;
+  if (rt::Status s = rt::Trainer::create(std::move(bundle), t, trainer);
+      s.failed())
+    die(s.message());
+  return trainer;
+}
+
 /// CPT's precision range test (PAPERS.md §1, details unconfirmed): for
 /// each static precision from the lowest the bundle has, train from the
 /// same initialization for `rangeSteps` steps and compare the training
@@ -761,17 +781,8 @@ int rangeTest(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
   int64_t perEpoch = d.train.count / batch;
   int bmin = -1;
   for (int b : candidates) {
-    rt::TrainerOptions t;
-    t.schedule = "static:" + std::to_string(b);
-    t.gradSchedule = gradSchedule;
-    t.totalSteps = o.rangeSteps;
-    t.seed = o.seed;
-    t.learningRate = o.lr;
-    t.momentum = o.momentum;
-    t.weightDecay = o.weightDecay;
-    std::unique_ptr<rt::Trainer> trainer;
-    if (rt::Status s = rt::Trainer::create(bundle, t, trainer); s.failed())
-      die(s.message());
+    std::unique_ptr<rt::Trainer> trainer = makeTrainer(
+        o, bundle, "static:" + std::to_string(b), gradSchedule, o.rangeSteps);
     std::vector<int64_t> order;
     int64_t correctFirst = 0, correctLast = 0;
     for (int64_t step = 0; step < o.rangeSteps; ++step) {
@@ -861,17 +872,8 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  rt::TrainerOptions t;
-  t.schedule = scheduleText;
-  t.gradSchedule = gradText;
-  t.totalSteps = total;
-  t.seed = o.seed;
-  t.learningRate = o.lr;
-  t.momentum = o.momentum;
-  t.weightDecay = o.weightDecay;
-  std::unique_ptr<rt::Trainer> trainer;
-  if (rt::Status s = rt::Trainer::create(bundle, t, trainer); s.failed())
-    die(s.message());
+  std::unique_ptr<rt::Trainer> trainer =
+      makeTrainer(o, bundle, scheduleText, gradText, total);
 
   int evalBits = o.evalBits == "max"       ? rt::scheduleMaxBits(schedule)
                  : o.evalBits == "current" ? rt::kScheduleBits
@@ -951,6 +953,16 @@ int main(int argc, char **argv) {
   auto rateStart = runStart;
   int64_t rateSteps = 0;
   double rate = 0;
+  // The end of a session: logs on disk, a checkpoint, the plots.
+  auto finish = [&]() {
+    progress.clear();
+    logs.flush();
+    if (rt::Status s = rt::saveCheckpoint(
+            checkpointPath, rt::captureCheckpoint(*trainer, config.dump()));
+        s.failed())
+      die(s.message());
+    writePlots(outDir);
+  };
   for (int64_t step = start; step < total; ++step) {
     int64_t epoch = step / stepsPerEpoch, pos = step % stepsPerEpoch;
     if (order.empty() || pos == 0 || step == start)
@@ -1016,26 +1028,14 @@ int main(int argc, char **argv) {
       rateSteps = 0;
     }
     if (o.stopAt > 0 && step + 1 == o.stopAt && step + 1 < total) {
-      progress.clear();
-      logs.flush();
-      if (rt::Status s = rt::saveCheckpoint(
-              checkpointPath, rt::captureCheckpoint(*trainer, config.dump()));
-          s.failed())
-        die(s.message());
-      writePlots(outDir);
+      finish();
       std::printf(
           "stopped after step %lld of %lld; continue with --resume=%s\n",
           (long long)o.stopAt, (long long)total, checkpointPath.c_str());
       return 0;
     }
   }
-  progress.clear();
-  logs.flush();
-  if (rt::Status s = rt::saveCheckpoint(
-          checkpointPath, rt::captureCheckpoint(*trainer, config.dump()));
-      s.failed())
-    die(s.message());
-  writePlots(outDir);
+  finish();
 
   double wall = std::chrono::duration<double>(Clock::now() - runStart).count();
   double totalBitOps = trainer->getTotalBitOps();
