@@ -212,6 +212,8 @@ struct Rewriter {
   SmallVector<AffineMap> maps;
   SmallVector<utils::IteratorType> iterators;
   SmallVector<int64_t> ranges;
+  /// Accumulate every term in i64 (the plain reference form).
+  bool wideSums = false;
 
   /// The loops only `mine` indexes, each only as a whole unpadded position.
   llvm::SmallBitVector privateLoops(unsigned mine, const Factor &f) {
@@ -279,7 +281,8 @@ struct Rewriter {
     double worst = double(length) * double(bound);
     if (worst >= std::ldexp(1.0, 63))
       return failure();
-    Type acc = worst < std::ldexp(1.0, 31) ? b.getI32Type() : b.getI64Type();
+    Type acc = worst < std::ldexp(1.0, 31) && !wideSums ? b.getI32Type()
+                                                        : b.getI64Type();
     llvm::SmallBitVector positions = positionsOf(maps[2], loops);
     auto outShape =
         collapse(cast<RankedTensorType>(op->getResult(0).getType()).getShape(),
@@ -397,8 +400,11 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
 
   // The four terms.
   llvm::SmallBitVector none(r.ranges.size());
-  llvm::SmallBitVector privA = r.privateLoops(0, factors[0]);
-  llvm::SmallBitVector privW = r.privateLoops(1, factors[1]);
+  // The plain reference form collapses nothing.
+  llvm::SmallBitVector privA =
+      referenceSums ? none : r.privateLoops(0, factors[0]);
+  llvm::SmallBitVector privW =
+      referenceSums ? none : r.privateLoops(1, factors[1]);
   auto positions = [&](unsigned i, const llvm::SmallBitVector &loops) {
     return Rewriter::positionsOf(maps[i], loops);
   };

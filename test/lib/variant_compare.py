@@ -2,7 +2,7 @@
 """Writes a C program that checks every kernel variant of a module against
 a reference build of the same variants.
 
-    variant_compare.py VARIANTS.mlir > compare.c
+    variant_compare.py [--exact] VARIANTS.mlir > compare.c
     clang-22 -O2 compare.c -ldl -o compare
     ./compare TESTED.so REFERENCE.so
 
@@ -22,6 +22,10 @@ from the reference only by the fp32 rounding of each dequantized value;
 f32 ones also by fp32 accumulation). It also checks that each variant at b
 bits is far from the reference at b - 1 bits, so a variant that ignored its
 bitwidth would fail.
+
+With --exact the outputs must be identical bit for bit (REFERENCE.so then
+being the module built with qtrain-integer-kernels{reference-sums}: i64
+accumulators, full-size masks, nothing collapsed).
 """
 
 import re
@@ -42,7 +46,10 @@ def elements(tensor):
 
 
 def main():
-    text = open(sys.argv[1]).read()
+    args = sys.argv[1:]
+    exact = '--exact' in args
+    args = [a for a in args if a != '--exact']
+    text = open(args[0]).read()
     variants = []
     for m in FUNC.finditer(text):
         name, args, result, attrs = m.groups()
@@ -51,7 +58,7 @@ def main():
         variants.append((name, ARG.findall(args), result,
                          kernel.group(1) if kernel else 'f32', bits))
     if not variants:
-        sys.exit('variant_compare.py: no variants in ' + sys.argv[1])
+        sys.exit('variant_compare.py: no variants in ' + args[0])
     names = {v[0] for v in variants}
     out = []
     w = out.append
@@ -119,9 +126,14 @@ def main():
         w('      %st(%s);\n      %sr(%s);\n' % (fresh, ', '.join(call + ['yt']),
                                                fresh, ', '.join(call + ['yr'])))
         w('      double e = diff(yt, yr, %d);\n' % n)
-        w('      int ok = e <= %g;\n' % TOLERANCE[kernel])
-        w('      printf("%%-44s %%-3s rel err %%.2e", "%s", "%s", e);\n'
-          % (name, kernel))
+        if exact:
+            w('      int ok = memcmp(yt, yr, %d * 4) == 0;\n' % n)
+            w('      if (!ok) e = e > 0 ? e : INFINITY;\n')
+        else:
+            w('      int ok = e <= %g;\n' % TOLERANCE[kernel])
+        w('      printf("%%-44s %%-3s %%s", "%s", "%s", ok ? (%d ? "bit-exact" : "") : "");\n'
+          % (name, kernel, 1 if exact else 0))
+        w('      printf(" rel err %.2e", e);\n')
         lower = re.sub(r'_b%d(_|$)' % bits, r'_b%d\1' % (bits - 1), name)
         if bits >= 2 and lower in names:
             w('      float *yl = malloc(%d * sizeof(float));\n' % n)

@@ -384,7 +384,9 @@ def IntegerKernelsPass : Pass<"qtrain-integer-kernels", "ModuleOp"> {
     factored into one integer product. The variant's `qtrain.variant`
     dictionary gets `kernel = "i8"`, `"i16"` or `"f32"`.
 
-    With `f64-reference`, every product instead accumulates its
+    With `reference-sums`, the terms are computed plainly: i64 accumulators
+    and full-size masks, nothing collapsed; the optimized form must equal
+    it bit for bit. With `f64-reference`, every product instead accumulates its
     fake-quantized operands in f64 and rounds once to f32
     (`kernel = "f64"`): what the reference quantizer plus an fp64 product
     predicts, which the integer kernels are checked against.
@@ -392,6 +394,9 @@ def IntegerKernelsPass : Pass<"qtrain-integer-kernels", "ModuleOp"> {
   let options = [
     Option<"f64Reference", "f64-reference", "bool", /*default=*/"false",
            "Accumulate every product in f64 instead (the reference)">,
+    Option<"referenceSums", "reference-sums", "bool", /*default=*/"false",
+           "The plain integer form: i64 accumulators, full-size masks, no "
+           "collapsed correction loops (a reference for the optimized one)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
