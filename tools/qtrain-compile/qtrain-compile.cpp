@@ -84,6 +84,22 @@ int main(int argc, char **argv) {
   std::vector<int> bitList, gradList;
   if (std::string why; failed(mlir::qtrain::checkTargetCpu(targetCpu, why)))
     return fail(why);
+  // "out.qtb/" names the same bundle as "out.qtb".
+  std::string trimmed = outputDir;
+  while (trimmed.size() > 1 && trimmed.back() == '/')
+    trimmed.pop_back();
+  outputDir.setValue(trimmed);
+  if (llvm::sys::fs::exists(outputDir)) {
+    llvm::SmallString<256> manifest(outputDir);
+    llvm::sys::path::append(manifest, "manifest.json");
+    std::error_code ec;
+    bool empty = llvm::sys::fs::directory_iterator(outputDir, ec) ==
+                 llvm::sys::fs::directory_iterator();
+    if (!llvm::sys::fs::is_directory(outputDir) ||
+        (!ec && !empty && !llvm::sys::fs::exists(manifest)))
+      return fail("-o " + outputDir +
+                  " exists and is not a bundle; refusing to replace it");
+  }
   if (rt::Status s = rt::parseBitList(bits, bitList); s.failed())
     return fail("--bits: " + s.message());
   if (rt::Status s = rt::parseBitList(gradBits, gradList); s.failed())
@@ -170,29 +186,57 @@ int main(int argc, char **argv) {
   if (failed(lowering.run(*module)) ||
       failed(mlir::qtrain::addPackedEntryPoints(*module)))
     return 1;
-  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
-    return fail("cannot create " + outputDir + ": " + ec.message());
-  llvm::SmallString<256> object(outputDir), library(outputDir);
+  // The bundle is built in OUT.partial and renamed into place at the end,
+  // so OUT is never half written; an existing OUT is replaced only if it is
+  // a bundle (or empty).
+  std::string staging = outputDir + ".partial";
+  llvm::sys::fs::remove_directories(staging);
+  if (std::error_code ec = llvm::sys::fs::create_directories(staging))
+    return fail("cannot create " + staging + ": " + ec.message());
+  auto abandon = [&](const std::string &message) {
+    llvm::sys::fs::remove_directories(staging);
+    return message.empty() ? 1 : fail(message);
+  };
+  llvm::SmallString<256> object(staging), library(staging);
   llvm::sys::path::append(object, "model.o");
   llvm::sys::path::append(library, "model.so");
   if (failed(mlir::qtrain::emitObjectFile(*module, targetCpu, object)))
-    return 1;
+    return abandon("");
   llvm::ErrorOr<std::string> clang = llvm::sys::findProgramByName("clang-22");
   if (!clang)
-    return fail("clang-22 (the linker driver) is not on PATH; run "
-                "scripts/setup.sh");
+    return abandon("clang-22 (the linker driver) is not on PATH; run "
+                   "scripts/setup.sh");
   // The step needs only libc and libm (qtrain-copies-to-linalg turns
   // strided copies into loops).
   SmallVector<StringRef> linkArgs = {*clang,  "-shared", "-o",
                                      library, object,    "-lm"};
   if (llvm::sys::ExecuteAndWait(*clang, linkArgs) != 0)
-    return fail("linking " + library + " failed");
+    return abandon("linking " + std::string(library) + " failed");
   llvm::sys::fs::remove(object);
   std::string gradSchedule = "static:" + std::to_string(firstGradBits);
   if (failed(mlir::qtrain::writeManifest(
-          *info, outputDir, "model.so", rt::printSchedule(parsed), gradSchedule,
+          *info, staging, "model.so", rt::printSchedule(parsed), gradSchedule,
           commandLine, module->getLoc())))
-    return 1;
+    return abandon("");
+  // Replace the old bundle: move it aside, move the new one in, drop the old.
+  std::string old = outputDir + ".old";
+  llvm::sys::fs::remove_directories(old);
+  bool replaced = llvm::sys::fs::exists(outputDir);
+  if (replaced) {
+    if (std::error_code ec = llvm::sys::fs::rename(outputDir, old))
+      return abandon("cannot move the old " + outputDir +
+                     " aside: " + ec.message());
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(staging, outputDir)) {
+    if (replaced)
+      (void)llvm::sys::fs::rename(old, outputDir);
+    return abandon("cannot move " + staging + " to " + outputDir + ": " +
+                   ec.message());
+  }
+  if (replaced)
+    llvm::sys::fs::remove_directories(old);
+  library = outputDir;
+  llvm::sys::path::append(library, "model.so");
 
   // Summary.
   uint64_t size = 0;
