@@ -34,7 +34,7 @@ run() {
   [[ -f $dir/done ]] && return 0
   "$bin/qtrain-run" "$out/$bundle.qtb" --schedule="$schedule" --grad-schedule="$grad" \
     --epochs=5 --lr=0.05 --momentum=0.9 --weight-decay=5e-4 --seed="$seed" \
-    --progress=none --out="$dir" > "$dir.log" 2>&1 && touch "$dir/done"
+    --progress=none --overwrite --out="$dir" > "$dir.log" 2>&1 && touch "$dir/done"
 }
 export -f run
 export out bin

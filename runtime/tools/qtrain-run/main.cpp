@@ -82,6 +82,8 @@ output:
                             qtrain-runs/<bundle>-<schedule>-seed<seed>)
   --checkpoint-every=N      also checkpoint every N steps (default 0: only
                             at the end)
+  --overwrite               replace the logs and checkpoint of an earlier
+                            run in --out (otherwise refused)
   --resume=FILE             continue from a checkpoint (bit for bit)
   --stop-at=N               stop after step N with a checkpoint (resume
                             later with --resume)
@@ -114,6 +116,7 @@ struct Options {
   std::string out;
   int64_t checkpointEvery = 0;
   std::string resume;
+  bool overwrite = false;
   int64_t stopAt = 0;
   std::string progress = "auto";
   bool rangeTest = false;
@@ -212,6 +215,8 @@ Options parseOptions(int argc, char **argv) {
       o.checkpointEvery = parseInt(flag, need(), 0, kMax);
     else if (flag == "--resume")
       o.resume = need();
+    else if (flag == "--overwrite" && !hasValue)
+      o.overwrite = true;
     else if (flag == "--stop-at")
       o.stopAt = parseInt(flag, need(), 1, kMax);
     else if (flag == "--progress")
@@ -910,6 +915,12 @@ int main(int argc, char **argv) {
   }
   makeDirectories(outDir);
   std::string checkpointPath = outDir + "/checkpoint.qck";
+  if (o.resume.empty() && !o.overwrite)
+    for (const char *name : {"checkpoint.qck", "steps.csv", "epochs.csv"})
+      if (::access((outDir + "/" + name).c_str(), F_OK) == 0)
+        die(outDir + " holds an earlier run (" + name +
+            "); continue it with --resume=" + checkpointPath +
+            ", or pass --overwrite or another --out");
   Logs logs(outDir);
   logs.open(start, stepsPerEpoch);
 
