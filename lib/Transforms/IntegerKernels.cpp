@@ -270,10 +270,90 @@ struct Rewriter {
     return replayChain(b, loc, f, ones);
   }
 
+  /// The reduction loops along which the mask of operand `mine` is
+  /// constant (absent from it, or a whole unpadded position of it) and that
+  /// the other operand indexes only as whole positions: the other operand
+  /// can be summed over them before the term, which then runs them once.
+  llvm::SmallBitVector foldableReductions(unsigned mine, const Factor &f) {
+    unsigned numLoops = ranges.size();
+    llvm::SmallBitVector loops(numLoops);
+    AffineMap map = maps[mine], other = maps[1 - mine];
+    auto shape =
+        cast<RankedTensorType>(op->getOperand(mine).getType()).getShape();
+    llvm::SmallBitVector padded = paddedPositions(f, shape.size());
+    auto whole = [&](AffineMap m, unsigned d, const llvm::SmallBitVector *pad) {
+      for (auto [i, e] : llvm::enumerate(m.getResults()))
+        if (e.isFunctionOfDim(d) &&
+            (!isa<AffineDimExpr>(e) || (pad && pad->test(i))))
+          return false;
+      return true;
+    };
+    for (unsigned d = 0; d < numLoops; ++d)
+      if (iterators[d] == utils::IteratorType::reduction &&
+          other.isFunctionOfDim(d) && whole(map, d, &padded) &&
+          whole(other, d, nullptr))
+        loops.set(d);
+    return loops;
+  }
+
+  /// `y` (operand `index`) summed over `loops`, as `acc`, with those
+  /// positions kept as unit dimensions.
+  Value presum(Value y, unsigned index, const llvm::SmallBitVector &loops,
+               Type acc) {
+    MLIRContext *ctx = b.getContext();
+    auto type = cast<RankedTensorType>(y.getType());
+    unsigned rank = type.getRank();
+    llvm::SmallBitVector reduced = positionsOf(maps[index], loops);
+    SmallVector<int64_t> kept;
+    SmallVector<AffineExpr> keptExprs;
+    SmallVector<utils::IteratorType> its;
+    for (unsigned i = 0; i < rank; ++i) {
+      its.push_back(reduced.test(i) ? utils::IteratorType::reduction
+                                    : utils::IteratorType::parallel);
+      if (!reduced.test(i)) {
+        kept.push_back(type.getDimSize(i));
+        keptExprs.push_back(getAffineDimExpr(i, ctx));
+      }
+    }
+    Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(acc, 0));
+    Value init = linalg::FillOp::create(
+                     b, loc, zero,
+                     tensor::EmptyOp::create(b, loc, kept, acc).getResult())
+                     .getResult(0);
+    auto sum = linalg::GenericOp::create(
+        b, loc, TypeRange{init.getType()}, ValueRange{y}, ValueRange{init},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx),
+                            AffineMap::get(rank, 0, keptExprs, ctx)},
+        its, [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Value v = arith::ExtSIOp::create(nb, nl, acc, a[0]);
+          linalg::YieldOp::create(
+              nb, nl, arith::AddIOp::create(nb, nl, a[1], v).getResult());
+        });
+    // Back to y's rank: each unit dimension joins the next kept one (or the
+    // last group when none follows).
+    SmallVector<ReassociationIndices> groups;
+    ReassociationIndices pending;
+    for (unsigned i = 0; i < rank; ++i) {
+      pending.push_back(i);
+      if (!reduced.test(i)) {
+        groups.push_back(pending);
+        pending.clear();
+      }
+    }
+    if (!pending.empty() && !groups.empty())
+      groups.back().append(pending.begin(), pending.end());
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(collapse(type.getShape(), reduced), acc),
+        sum.getResult(0), groups);
+  }
+
   /// sum over the reduction loops of x * y, in an integer wide enough for
-  /// `bound` (the largest |x * y|) times the reduction length.
+  /// `bound` (the largest |x * y|) times the reduction length. When
+  /// `maskSide` names the operand that is a mask (of factor `f`), the other
+  /// one is first summed over the reductions the mask is constant along.
   FailureOr<Term> contract(Value x, Value y, const llvm::SmallBitVector &loops,
-                           int64_t bound) {
+                           int64_t bound, int maskSide = -1,
+                           const Factor *f = nullptr) {
     int64_t length = 1;
     for (auto [d, it] : llvm::enumerate(iterators))
       if (it == utils::IteratorType::reduction)
@@ -283,6 +363,25 @@ struct Rewriter {
       return failure();
     Type acc = worst < std::ldexp(1.0, 31) && !wideSums ? b.getI32Type()
                                                         : b.getI64Type();
+    if (maskSide >= 0 && !wideSums) {
+      llvm::SmallBitVector folded = foldableReductions(maskSide, *f);
+      if (folded.any()) {
+        Value &summed = maskSide == 0 ? y : x;
+        Value &mask = maskSide == 0 ? x : y;
+        summed = presum(summed, 1 - maskSide, folded, acc);
+        // The mask is constant along the folded loops: keep one slice.
+        auto maskType = cast<RankedTensorType>(mask.getType());
+        llvm::SmallBitVector at = positionsOf(maps[maskSide], folded);
+        SmallVector<int64_t> offsets(maskType.getRank(), 0),
+            strides(maskType.getRank(), 1);
+        SmallVector<int64_t> sizes = collapse(maskType.getShape(), at);
+        mask = tensor::ExtractSliceOp::create(
+            b, loc, RankedTensorType::get(sizes, maskType.getElementType()),
+            mask, ValueRange{}, ValueRange{}, ValueRange{},
+            b.getDenseI64ArrayAttr(offsets), b.getDenseI64ArrayAttr(sizes),
+            b.getDenseI64ArrayAttr(strides));
+      }
+    }
     llvm::SmallBitVector positions = positionsOf(maps[2], loops);
     auto outShape =
         collapse(cast<RankedTensorType>(op->getResult(0).getType()).getShape(),
@@ -295,8 +394,12 @@ struct Rewriter {
     auto term = linalg::GenericOp::create(
         b, loc, TypeRange{init.getType()}, ValueRange{x, y}, ValueRange{init},
         maps, iterators, [&](OpBuilder &nb, Location nl, ValueRange a) {
-          Value xa = arith::ExtSIOp::create(nb, nl, acc, a[0]);
-          Value ya = arith::ExtSIOp::create(nb, nl, acc, a[1]);
+          auto widen = [&](Value v) {
+            return v.getType() == acc
+                       ? v
+                       : arith::ExtSIOp::create(nb, nl, acc, v).getResult();
+          };
+          Value xa = widen(a[0]), ya = widen(a[1]);
           Value p = arith::MulIOp::create(nb, nl, xa, ya);
           linalg::YieldOp::create(
               nb, nl, arith::AddIOp::create(nb, nl, a[2], p).getResult());
@@ -411,10 +514,12 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
   Value maskA = r.mask(0, factors[0], positions(0, privA));
   Value maskW = r.mask(1, factors[1], positions(1, privW));
   FailureOr<Term> t1 = r.contract(codes[0], codes[1], none, half[0] * half[1]);
-  FailureOr<Term> t2 = r.contract(codes[0], maskW, privW, half[0]);
-  FailureOr<Term> t3 = r.contract(maskA, codes[1], privA, half[1]);
-  FailureOr<Term> t4 =
-      r.contract(maskA, maskW, llvm::SmallBitVector(privA) |= privW, 1);
+  FailureOr<Term> t2 =
+      r.contract(codes[0], maskW, privW, half[0], 1, &factors[1]);
+  FailureOr<Term> t3 =
+      r.contract(maskA, codes[1], privA, half[1], 0, &factors[0]);
+  FailureOr<Term> t4 = r.contract(
+      maskA, maskW, llvm::SmallBitVector(privA) |= privW, 1, 0, &factors[0]);
   if (failed(t1) || failed(t2) || failed(t3) || failed(t4)) {
     op->emitError("qtrain-integer-kernels: the reduction is too long for "
                   "64-bit accumulation");

@@ -15,11 +15,16 @@
 //       CHECK:     arith.extsi %{{.*}} : i8 to i32
 //       CHECK:     arith.muli
 //       CHECK:     arith.addi
-// T2 = sum cx (the weight's mask, its output loop collapsed): 8x1.
-//       CHECK:   %[[T2:.*]] = linalg.generic {{.*}} ins(%[[CX]], %{{.*}} : tensor<8x16xi8>, tensor<16x1xi8>) outs(%{{.*}} : tensor<8x1xi32>)
-// T3 = sum cw: 1x4. T4 = K: 1x1.
-//       CHECK:   %[[T3:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[CWT]] : tensor<1x16xi8>, tensor<16x4xi8>) outs(%{{.*}} : tensor<1x4xi32>)
-//       CHECK:   %[[T4:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x16xi8>, tensor<16x1xi8>) outs(%{{.*}} : tensor<1x1xi32>)
+// T2 = sum cx (the weight's mask, its output loop collapsed): 8x1. The
+// mask is constant along k, so the codes are summed over k first (row
+// sums) and the term runs k once.
+//       CHECK:   %[[ROWS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[CX]] : tensor<8x16xi8>) outs(%{{.*}} : tensor<8xi32>)
+//       CHECK:   %[[ROWS1:.*]] = tensor.expand_shape %[[ROWS]] {{.*}} into tensor<8x1xi32>
+//       CHECK:   %[[T2:.*]] = linalg.generic {{.*}} ins(%[[ROWS1]], %{{.*}} : tensor<8x1xi32>, tensor<1x1xi8>) outs(%{{.*}} : tensor<8x1xi32>)
+// T3 = sum cw (column sums): 1x4. T4 = K: 1x1.
+//       CHECK:   linalg.generic {{.*}} ins(%[[CWT]] : tensor<16x4xi8>) outs(%{{.*}} : tensor<4xi32>)
+//       CHECK:   %[[T3:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4xi32>)
+//       CHECK:   %[[T4:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1xi32>)
 // The epilogue: f64, l' = l + 8 s, the per-channel statistics indexed by
 // the output column, the terms broadcast along their collapsed loops.
 //       CHECK:   linalg.generic {indexing_maps = [#[[ID:.*]], #[[ID]], #[[ROW:.*]], #[[COL:.*]], #[[ONE:.*]], #[[SCALAR:.*]], #[[SCALAR]], #[[CHAN:.*]], #[[CHAN]], #[[ID]]]
@@ -84,6 +89,9 @@ func.func @wide_b12(%x: tensor<8x1024xf32>, %w: tensor<1024x4xf32>, %init: tenso
 //       CHECK:   } : tensor<1x1x6x6xi8> to tensor<1x1x8x8xi8>
 //       CHECK:   linalg.fill {{.*}} -> tensor<1x1x3x3xi8>
 //       CHECK:   outs(%{{.*}} : tensor<2x3x6x6xi32>) attrs = {qtrain.layer = 2 : i64
+// T2: the activation's codes summed over the channels first (the weight's
+// mask is constant along c).
+//       CHECK:   ins(%[[PADDED:.*]] : tensor<2x1x8x8xi8>) outs(%{{.*}} : tensor<2x8x8xi32>)
 //       CHECK:   outs(%{{.*}} : tensor<2x1x6x6xi32>)
 //       CHECK:   outs(%{{.*}} : tensor<1x3x6x6xi32>)
 //       CHECK:   outs(%{{.*}} : tensor<1x1x6x6xi32>)
