@@ -6,6 +6,7 @@
 
 #include "QTrain/QTrainOps.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
@@ -33,13 +34,16 @@ std::optional<int64_t> FakeQuantOp::getConstantBits() {
 /// Checks what fake_quant and grad_quant share: a constant bitwidth in
 /// range, and a seed exactly when rounding is stochastic.
 static LogicalResult verifyQuantizer(Operation *op, Value bitsValue,
-                                     Rounding rounding, bool hasSeed) {
+                                     Rounding rounding, bool hasSeed,
+                                     bool hasStep) {
   APInt bits;
   if (matchPattern(bitsValue, m_ConstantInt(&bits)) &&
       (bits.getSExtValue() < 0 || bits.getSExtValue() > kMaxFakeQuantBits))
     return op->emitOpError("bits must be in [0, ")
            << kMaxFakeQuantBits << "] (0 = full precision), got "
            << bits.getSExtValue();
+  if (hasSeed != hasStep)
+    return op->emitOpError("seed and step go together");
   bool stochastic = rounding == Rounding::Stochastic;
   if (stochastic && !hasSeed)
     return op->emitOpError("stochastic rounding requires a seed");
@@ -53,6 +57,8 @@ static LogicalResult verifyQuantizer(Operation *op, Value bitsValue,
 static LogicalResult verifyGranularityAndRange(Operation *op, Value input,
                                                GranularityAttr granularity,
                                                Value min, Value max) {
+  if (bool(min) != bool(max))
+    return op->emitOpError("a range needs both min and max");
   auto inputType = cast<RankedTensorType>(input.getType());
   if (granularity.isPerChannel() &&
       *granularity.getAxis() >= inputType.getRank())
@@ -86,7 +92,8 @@ static LogicalResult verifyGranularityAndRange(Operation *op, Value input,
 }
 
 LogicalResult FakeQuantOp::verify() {
-  if (failed(verifyQuantizer(*this, getBits(), getRounding(), bool(getSeed()))))
+  if (failed(verifyQuantizer(*this, getBits(), getRounding(), bool(getSeed()),
+                             bool(getStep()))))
     return failure();
 
   return verifyGranularityAndRange(*this, getInput(), getGranularity(),
@@ -106,6 +113,8 @@ OpFoldResult FakeQuantOp::fold(FoldAdaptor adaptor) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult QuantizeOp::verify() {
+  if (bool(getSeed()) != bool(getStep()))
+    return emitOpError("seed and step go together");
   bool stochastic = getRounding() == Rounding::Stochastic;
   if (stochastic != bool(getSeed()))
     return emitOpError(stochastic ? "stochastic rounding requires a seed"
@@ -140,7 +149,8 @@ LogicalResult QuantizeOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult GradQuantOp::verify() {
-  return verifyQuantizer(*this, getBits(), getRounding(), bool(getSeed()));
+  return verifyQuantizer(*this, getBits(), getRounding(), bool(getSeed()),
+                         bool(getStep()));
 }
 
 //===----------------------------------------------------------------------===//
@@ -196,7 +206,7 @@ LogicalResult KernelOp::verify() {
   Operation *product = getProductOp();
   if (getNumResults() != 1 || !product ||
       product->getParentRegion() != &getBody() ||
-      !product->getName().getStringRef().starts_with("linalg."))
+      !isa<linalg::LinalgOp>(product))
     return emitOpError("must yield one result of a linalg op in its body "
                        "(the product)");
   if (getProduct() != "forward" && getProduct() != "input_grad" &&

@@ -45,16 +45,18 @@ static bool isDataMovement(Operation *op) {
 /// Pulls the quantizer feeding `v` (through transposes, paddings and other
 /// data movement of its result) into `pulled`; returns whether `v` is such
 /// a quantized value.
-static bool pullQuantized(Value v, llvm::SetVector<Operation *> &pulled) {
+static bool pullQuantized(Value v, Block *block,
+                          llvm::SetVector<Operation *> &pulled) {
+  // Only from the product's own block: a chain that crosses regions stays.
   Operation *def = v.getDefiningOp();
-  if (!def)
+  if (!def || def->getBlock() != block)
     return false;
   if (isa<FakeQuantOp>(def)) {
     pulled.insert(def);
     return true;
   }
   if ((isa<linalg::TransposeOp, tensor::PadOp>(def) || isDataMovement(def)) &&
-      pullQuantized(def->getOperand(0), pulled)) {
+      pullQuantized(def->getOperand(0), block, pulled)) {
     pulled.insert(def);
     return true;
   }
@@ -97,7 +99,7 @@ void FormKernelsPass::runOnOperation() {
   for (Operation *product : products) {
     llvm::SetVector<Operation *> pulled;
     for (Value operand : product->getOperands())
-      (void)pullQuantized(operand, pulled);
+      (void)pullQuantized(operand, product->getBlock(), pulled);
     SmallVector<Operation *> ops(pulled.begin(), pulled.end());
     llvm::sort(
         ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });

@@ -14,6 +14,7 @@
 
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 #include <cmath>
@@ -82,7 +83,8 @@ static FailureOr<Factor> traceFactor(Value v) {
     Operation *def = v.getDefiningOp();
     if (auto quant = dyn_cast_if_present<FakeQuantOp>(def)) {
       std::optional<int64_t> bits = quant.getConstantBits();
-      if (!bits || *bits < 1)
+      if (!bits || *bits < 1 ||
+          !cast<RankedTensorType>(quant.getType()).hasStaticShape())
         return failure();
       f.quant = quant;
       f.bits = *bits;
@@ -92,7 +94,11 @@ static FailureOr<Factor> traceFactor(Value v) {
       Value padding = pad.getConstantPaddingValue();
       FloatAttr zero;
       if (!padding || !matchPattern(padding, m_Constant(&zero)) ||
-          !zero.getValue().isPosZero() || !pad.getResultType().hasStaticShape())
+          !zero.getValue().isPosZero() ||
+          !pad.getResultType().hasStaticShape() ||
+          !pad.getSourceType().hasStaticShape() ||
+          llvm::any_of(pad.getStaticLow(), ShapedType::isDynamic) ||
+          llvm::any_of(pad.getStaticHigh(), ShapedType::isDynamic))
         return failure();
       f.chain.push_back(pad);
       v = pad.getSource();
@@ -462,6 +468,9 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
   for (auto [i, f] : llvm::enumerate(factors)) {
     if (!f.channelPosition)
       continue;
+    auto rank = cast<RankedTensorType>(op->getOperand(i).getType()).getRank();
+    if (paddedPositions(f, rank).test(*f.channelPosition))
+      return Reason("a per-channel operand is padded along its channels");
     auto dim = dyn_cast<AffineDimExpr>(maps[i].getResult(*f.channelPosition));
     std::optional<unsigned> out =
         dim ? outMap.getResultPosition(dim) : std::nullopt;
@@ -474,8 +483,13 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
   OpBuilder b(op);
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
-  Rewriter r{
-      b, loc, op, maps, op.getIteratorTypesArray(), op.getStaticLoopRanges()};
+  Rewriter r{b,
+             loc,
+             op,
+             maps,
+             op.getIteratorTypesArray(),
+             op.getStaticLoopRanges(),
+             /*wideSums=*/referenceSums};
 
   // Codes, with the chains replayed on them.
   std::array<Value, 2> codes, scales, lows;
@@ -590,13 +604,20 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
   copyTags(op, t1->value.getDefiningOp());
   op->replaceAllUsesWith(epilogue->getResults());
   op->erase();
+  // The factors may share their quantizer and chain (x * x): erase each op
+  // once, users first.
+  llvm::SetVector<Operation *> dead;
   for (Factor &f : factors) {
-    for (Operation *chained : llvm::reverse(f.chain))
-      if (chained->use_empty())
-        chained->erase();
-    if (f.quant->use_empty())
-      f.quant->erase();
+    for (Operation *chained : f.chain)
+      dead.insert(chained);
+    dead.insert(f.quant);
   }
+  SmallVector<Operation *> order(dead.begin(), dead.end());
+  llvm::sort(order,
+             [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
+  for (Operation *o : order)
+    if (o->use_empty())
+      o->erase();
   return Reason();
 }
 
@@ -604,7 +625,8 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
 /// + sum of f64(x) * f64(w)).
 static bool widenToF64(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !isMultiplyAccumulate(op))
+      op.getNumDpsInits() != 1 || !isMultiplyAccumulate(op) ||
+      !cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape())
     return false;
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -652,7 +674,8 @@ void IntegerKernelsPass::runOnOperation() {
   std::set<std::pair<int64_t, std::string>> reported;
   for (auto fn : module.getOps<func::FuncOp>()) {
     auto variant = fn->getAttrOfType<DictionaryAttr>(kVariantAttrName);
-    if (!variant)
+    // Variants already specialized (they carry `kernel`) stay as they are.
+    if (!variant || variant.get("kernel"))
       continue;
     auto bits = variant.getAs<IntegerAttr>("bits");
     SmallVector<linalg::LinalgOp> products;
@@ -666,7 +689,8 @@ void IntegerKernelsPass::runOnOperation() {
       for (linalg::LinalgOp op : products) {
         if (!widenToF64(op)) {
           op->emitError("qtrain-integer-kernels: f64-reference: the product "
-                        "is not a multiply-accumulate of two operands");
+                        "is not a multiply-accumulate of two operands with a "
+                        "static shape");
           return signalPassFailure();
         }
       }

@@ -1,5 +1,9 @@
 // RUN: qtrain-opt %s -split-input-file --qtrain-integer-kernels -verify-diagnostics | FileCheck %s
 // RUN: qtrain-opt %s -split-input-file --qtrain-integer-kernels="f64-reference" | FileCheck %s --check-prefix=REF
+// Specialized variants are left alone: a second run changes nothing.
+// RUN: qtrain-opt %s -split-input-file --qtrain-integer-kernels 2>/dev/null > %t.once
+// RUN: qtrain-opt %s -split-input-file --qtrain-integer-kernels --qtrain-integer-kernels 2>/dev/null > %t.twice
+// RUN: diff %t.once %t.twice
 
 // A 4-bit linear layer: per-tensor activation times a transposed
 // per-channel weight. The codes are i8; the weight's transpose is replayed
@@ -158,4 +162,22 @@ func.func @not_a_variant(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %init: tens
   %xq = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<8x16xf32>
   %y = linalg.matmul {qtrain.layer = 0 : i64, qtrain.product = "forward"} ins(%xq, %w : tensor<8x16xf32>, tensor<16x4xf32>) outs(%init : tensor<8x4xf32>) -> tensor<8x4xf32>
   return %y : tensor<8x4xf32>
+}
+
+// -----
+
+// Both factors are one quantized value (x * x): one quantize, both chains
+// read its codes.
+// CHECK-LABEL: func.func @square_b4
+//  CHECK-SAME:   kernel = "i8"
+//       CHECK:   %[[C:.*]], %{{.*}}, %{{.*}} = qtrain.quantize %arg0, 4
+//       CHECK:   qtrain.quantize %arg0, 4
+//       CHECK:   linalg.generic {{.*}} ins(%[[C]], %{{.*}} : tensor<8x8xi8>, tensor<8x8xi8>)
+//   CHECK-NOT:   qtrain.fake_quant
+func.func @square_b4(%x: tensor<8x8xf32>, %init: tensor<8x8xf32>) -> tensor<8x8xf32>
+    attributes {qtrain.variant = {bits = 4 : i32, grad_bits = 0 : i32, product = "forward", site = 3 : i64}} {
+  %b = arith.constant 4 : i32
+  %xq = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<8x8xf32>
+  %y = linalg.matmul {qtrain.layer = 3 : i64, qtrain.product = "forward"} ins(%xq, %xq : tensor<8x8xf32>, tensor<8x8xf32>) outs(%init : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
 }

@@ -456,8 +456,7 @@ public:
               {"cumulative_bitops", total},
               {"seconds", seconds}};
     std::fprintf(epochsJson, "%s\n", j.dump().c_str());
-    for (std::FILE *f : {stepsCsv, stepsJson, epochsCsv, epochsJson})
-      std::fflush(f);
+    flush();
   }
 
   /// The sum and count of the logged losses of `epoch` (a resumed run
@@ -482,7 +481,8 @@ public:
 
   void flush() {
     for (std::FILE *f : {stepsCsv, stepsJson, epochsCsv, epochsJson})
-      std::fflush(f);
+      if (std::fflush(f) != 0 || std::ferror(f))
+        die("cannot write the logs in " + dir + ": " + std::strerror(errno));
   }
 
 private:
@@ -520,6 +520,9 @@ private:
     in.close();
     std::ofstream outFile(path(name), std::ios::trunc);
     outFile << kept;
+    outFile.close();
+    if (!outFile)
+      die("cannot rewrite " + path(name));
   }
 
   std::FILE *append(const char *name, const char *header) {
@@ -829,6 +832,12 @@ int rangeTest(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
                 o.rangeThreshold);
     return 1;
   }
+  if (bmin >= 8) {
+    std::printf("Bmin = %d: no precision below the static baseline (8) "
+                "trains; use static:8\n",
+                bmin);
+    return 0;
+  }
   std::printf(
       "Bmin = %d, Bmax = 8 (the static baseline): --schedule=cpt:%d:8\n", bmin,
       bmin);
@@ -884,6 +893,20 @@ int main(int argc, char **argv) {
                  : o.evalBits == "current" ? rt::kScheduleBits
                                            : std::atoi(o.evalBits.c_str());
 
+  if (evalBits != rt::kScheduleBits)
+    for (const rt::SiteSpec &site : m.sites)
+      if (std::none_of(
+              site.variants.begin(), site.variants.end(),
+              [&](const rt::VariantSpec &v) { return v.bits == evalBits; }))
+        die("--eval-bits: site '" + site.name + "' has no " +
+            precisionPhrase(evalBits) +
+            " variant to evaluate with (compile the bundle with those bits)");
+  if (o.stopAt >= total)
+    std::fprintf(stderr,
+                 "qtrain-run: warning: --stop-at=%lld is not before the last "
+                 "step (%lld); the run goes to the end\n",
+                 (long long)o.stopAt, (long long)total);
+
   json config = runConfig(o, m, data, scheduleText, gradText, total);
   int64_t start = 0;
   if (!o.resume.empty()) {
@@ -904,9 +927,23 @@ int main(int argc, char **argv) {
     if (start > total)
       die(o.resume + ": step " + std::to_string(start) + " is past the run's " +
           std::to_string(total) + " steps");
+    if (start == total) {
+      std::printf("%s: the run is complete (%lld steps); its results are in "
+                  "the epochs.csv beside it\n",
+                  o.resume.c_str(), (long long)total);
+      return 0;
+    }
+    if (o.stopAt > 0 && o.stopAt <= start)
+      die("--stop-at=" + std::to_string(o.stopAt) +
+          " is not after the checkpoint's step " + std::to_string(start));
   }
 
   std::string outDir = o.out;
+  if (outDir.empty() && !o.resume.empty()) {
+    // A resumed run continues in its checkpoint's folder.
+    size_t slash = o.resume.find_last_of('/');
+    outDir = slash == std::string::npos ? "." : o.resume.substr(0, slash);
+  }
   if (outDir.empty()) {
     std::string name = scheduleText;
     std::replace(name.begin(), name.end(), ':', '-');
@@ -915,12 +952,26 @@ int main(int argc, char **argv) {
   }
   makeDirectories(outDir);
   std::string checkpointPath = outDir + "/checkpoint.qck";
-  if (o.resume.empty() && !o.overwrite)
+  // Logs of another run are never mixed in or overwritten by accident: a
+  // new run needs an empty --out, a resumed one its own folder.
+  auto sameFile = [](const std::string &a, const std::string &b) {
+    struct stat sa, sb;
+    return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 &&
+           sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  };
+  bool ownFolder = !o.resume.empty() && sameFile(o.resume, checkpointPath);
+  if (!o.overwrite && !ownFolder)
     for (const char *name : {"checkpoint.qck", "steps.csv", "epochs.csv"})
-      if (::access((outDir + "/" + name).c_str(), F_OK) == 0)
-        die(outDir + " holds an earlier run (" + name +
-            "); continue it with --resume=" + checkpointPath +
-            ", or pass --overwrite or another --out");
+      if (::access((outDir + "/" + name).c_str(), F_OK) == 0) {
+        bool resumable = ::access(checkpointPath.c_str(), F_OK) == 0;
+        die(outDir + " holds " +
+            (o.resume.empty() ? "an earlier run" : "another run") + " (" +
+            name + "); " +
+            (resumable && o.resume.empty()
+                 ? "continue it with --resume=" + checkpointPath + ", or "
+                 : std::string()) +
+            "pass --overwrite or another --out");
+      }
   Logs logs(outDir);
   logs.open(start, stepsPerEpoch);
 
@@ -1008,14 +1059,6 @@ int main(int argc, char **argv) {
       rate = double(rateSteps) / elapsed;
     progress.update(step, loss, bits, gradBits, rate);
 
-    if (o.checkpointEvery > 0 && (step + 1) % o.checkpointEvery == 0 &&
-        step + 1 < total) {
-      logs.flush();
-      if (rt::Status s = rt::saveCheckpoint(
-              checkpointPath, rt::captureCheckpoint(*trainer, config.dump()));
-          s.failed())
-        die(s.message());
-    }
     if ((step + 1) % stepsPerEpoch == 0) {
       last = evaluate(*trainer, data.test, o, evalBits);
       if (evalBits == rt::kScheduleBits)
@@ -1037,6 +1080,16 @@ int main(int argc, char **argv) {
       // The rate excludes evaluation.
       rateStart = Clock::now();
       rateSteps = 0;
+    }
+    // After the epoch's evaluation, so that a checkpoint at an epoch's end
+    // has that epoch's row in the logs.
+    if (o.checkpointEvery > 0 && (step + 1) % o.checkpointEvery == 0 &&
+        step + 1 < total) {
+      logs.flush();
+      if (rt::Status s = rt::saveCheckpoint(
+              checkpointPath, rt::captureCheckpoint(*trainer, config.dump()));
+          s.failed())
+        die(s.message());
     }
     if (o.stopAt > 0 && step + 1 == o.stopAt && step + 1 < total) {
       finish();

@@ -449,3 +449,21 @@ func.func @yield_outside_kernel(%x: tensor<4xf32>) {
   // expected-error @+1 {{'qtrain.yield' op expects parent op 'qtrain.kernel'}}
   qtrain.yield %x : tensor<4xf32>
 }
+
+// -----
+
+func.func @fake_quant_min_without_max(%x: tensor<8xf32>, %mn: f32) -> tensor<8xf32> {
+  %b = arith.constant 8 : i32
+  // expected-error @+1 {{'qtrain.fake_quant' op a range needs both min and max}}
+  %0 = "qtrain.fake_quant"(%x, %b, %mn) <{granularity = #qtrain.granularity<per_tensor>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, role = #qtrain<role activation>, rounding = #qtrain<rounding nearest_even>, stream = 0 : i64}> : (tensor<8xf32>, i32, f32) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @fake_quant_seed_without_step(%x: tensor<8xf32>, %s: i64) -> tensor<8xf32> {
+  %b = arith.constant 8 : i32
+  // expected-error @+1 {{'qtrain.fake_quant' op seed and step go together}}
+  %0 = "qtrain.fake_quant"(%x, %b, %s) <{granularity = #qtrain.granularity<per_tensor>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 1, 0>, role = #qtrain<role error>, rounding = #qtrain<rounding stochastic>, stream = 0 : i64}> : (tensor<8xf32>, i32, i64) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
