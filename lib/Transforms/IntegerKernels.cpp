@@ -209,6 +209,8 @@ struct Term {
   Value value;
   /// Output positions collapsed to one iteration.
   llvm::SmallBitVector collapsed;
+  /// The op that computes the sum (the value may be a reshape of it).
+  Operation *sum = nullptr;
 };
 
 struct Rewriter {
@@ -353,13 +355,8 @@ struct Rewriter {
         sum.getResult(0), groups);
   }
 
-  /// sum over the reduction loops of x * y, in an integer wide enough for
-  /// `bound` (the largest |x * y|) times the reduction length. When
-  /// `maskSide` names the operand that is a mask (of factor `f`), the other
-  /// one is first summed over the reductions the mask is constant along.
-  FailureOr<Term> contract(Value x, Value y, const llvm::SmallBitVector &loops,
-                           int64_t bound, int maskSide = -1,
-                           const Factor *f = nullptr) {
+  /// The accumulator for sums of `length` terms each at most `bound`.
+  FailureOr<Type> accumulator(int64_t bound) {
     int64_t length = 1;
     for (auto [d, it] : llvm::enumerate(iterators))
       if (it == utils::IteratorType::reduction)
@@ -367,8 +364,110 @@ struct Rewriter {
     double worst = double(length) * double(bound);
     if (worst >= std::ldexp(1.0, 63))
       return failure();
-    Type acc = worst < std::ldexp(1.0, 31) && !wideSums ? b.getI32Type()
-                                                        : b.getI64Type();
+    return worst < std::ldexp(1.0, 31) && !wideSums ? b.getI32Type()
+                                                    : b.getI64Type();
+  }
+
+  /// T1 of a 2-D NCHW/FCHW convolution as a GEMM: the input's codes laid
+  /// out as (N*OH*OW) x (C*KH*KW) patches (im2col), times the filter's codes
+  /// transposed to (C*KH*KW) x F, and the result put back to N x F x OH x OW.
+  /// A GEMM's inner loop runs over F, where the short rows of the direct
+  /// convolution (OW = 10) ran as scalar code.
+  FailureOr<Term> convAsGemm(linalg::Conv2DNchwFchwOp conv, Value x, Value w,
+                             int64_t bound) {
+    FailureOr<Type> acc = accumulator(bound);
+    if (failed(acc))
+      return failure();
+    MLIRContext *ctx = b.getContext();
+    auto xType = cast<RankedTensorType>(x.getType());
+    auto wType = cast<RankedTensorType>(w.getType());
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    int64_t n = outType.getDimSize(0), f = outType.getDimSize(1),
+            oh = outType.getDimSize(2), ow = outType.getDimSize(3);
+    int64_t c = wType.getDimSize(1), kh = wType.getDimSize(2),
+            kw = wType.getDimSize(3);
+    auto stride = llvm::to_vector(conv.getStrides().getValues<int64_t>());
+    auto dilation = llvm::to_vector(conv.getDilations().getValues<int64_t>());
+    Type i8 = xType.getElementType();
+    // im2col: (n, oh, ow, c, kh, kw) <- x[n, c, oh*s0 + kh*d0, ow*s1 + kw*d1].
+    AffineExpr d[6];
+    for (unsigned i = 0; i < 6; ++i)
+      d[i] = getAffineDimExpr(i, ctx);
+    AffineMap patchMap =
+        AffineMap::get(6, 0,
+                       {d[0], d[3], d[1] * stride[0] + d[4] * dilation[0],
+                        d[2] * stride[1] + d[5] * dilation[1]},
+                       ctx);
+    Value colsInit = tensor::EmptyOp::create(
+        b, loc, ArrayRef<int64_t>{n, oh, ow, c, kh, kw}, i8);
+    Value cols =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{colsInit.getType()}, ValueRange{x},
+            ValueRange{colsInit},
+            ArrayRef<AffineMap>{patchMap,
+                                AffineMap::getMultiDimIdentityMap(6, ctx)},
+            SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+            [](OpBuilder &nb, Location nl, ValueRange a) {
+              linalg::YieldOp::create(nb, nl, a[0]);
+            })
+            .getResult(0);
+    int64_t m = n * oh * ow, k = c * kh * kw;
+    Value a = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({m, k}, i8), cols,
+        ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+    Value wFlat = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({f, k}, wType.getElementType()), w,
+        ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
+    Value wtInit = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k, f},
+                                           wType.getElementType());
+    Value wt = linalg::TransposeOp::create(b, loc, wFlat, wtInit,
+                                           ArrayRef<int64_t>{1, 0})
+                   ->getResult(0);
+    Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(*acc, 0));
+    Value init =
+        linalg::FillOp::create(
+            b, loc, zero,
+            tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{m, f}, *acc)
+                .getResult())
+            .getResult(0);
+    AffineExpr mm = getAffineDimExpr(0, ctx), nn = getAffineDimExpr(1, ctx),
+               kk = getAffineDimExpr(2, ctx);
+    auto gemm = linalg::GenericOp::create(
+        b, loc, TypeRange{init.getType()}, ValueRange{a, wt}, ValueRange{init},
+        ArrayRef<AffineMap>{AffineMap::get(3, 0, {mm, kk}, ctx),
+                            AffineMap::get(3, 0, {kk, nn}, ctx),
+                            AffineMap::get(3, 0, {mm, nn}, ctx)},
+        {utils::IteratorType::parallel, utils::IteratorType::parallel,
+         utils::IteratorType::reduction},
+        [&](OpBuilder &nb, Location nl, ValueRange v) {
+          Value xa = arith::ExtSIOp::create(nb, nl, *acc, v[0]);
+          Value ya = arith::ExtSIOp::create(nb, nl, *acc, v[1]);
+          Value p = arith::MulIOp::create(nb, nl, xa, ya);
+          linalg::YieldOp::create(
+              nb, nl, arith::AddIOp::create(nb, nl, v[2], p).getResult());
+        });
+    Value nhwf = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({n, oh, ow, f}, *acc), gemm.getResult(0),
+        ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
+    Value outInit =
+        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{n, f, oh, ow}, *acc);
+    Value t1 = linalg::TransposeOp::create(b, loc, nhwf, outInit,
+                                           ArrayRef<int64_t>{0, 3, 1, 2})
+                   ->getResult(0);
+    return Term{t1, llvm::SmallBitVector(4), gemm};
+  }
+
+  /// sum over the reduction loops of x * y, in an integer wide enough for
+  /// `bound` (the largest |x * y|) times the reduction length. When
+  /// `maskSide` names the operand that is a mask (of factor `f`), the other
+  /// one is first summed over the reductions the mask is constant along.
+  FailureOr<Term> contract(Value x, Value y, const llvm::SmallBitVector &loops,
+                           int64_t bound, int maskSide = -1,
+                           const Factor *f = nullptr) {
+    FailureOr<Type> accOr = accumulator(bound);
+    if (failed(accOr))
+      return failure();
+    Type acc = *accOr;
     if (maskSide >= 0 && !wideSums) {
       llvm::SmallBitVector folded = foldableReductions(maskSide, *f);
       if (folded.any()) {
@@ -410,7 +509,7 @@ struct Rewriter {
           linalg::YieldOp::create(
               nb, nl, arith::AddIOp::create(nb, nl, a[2], p).getResult());
         });
-    return Term{term.getResult(0), positions};
+    return Term{term.getResult(0), positions, term};
   }
 };
 
@@ -527,7 +626,13 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
   };
   Value maskA = r.mask(0, factors[0], positions(0, privA));
   Value maskW = r.mask(1, factors[1], positions(1, privW));
-  FailureOr<Term> t1 = r.contract(codes[0], codes[1], none, half[0] * half[1]);
+  // Convolutions' main term runs as a GEMM on patches (not in the plain
+  // reference form).
+  auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation());
+  FailureOr<Term> t1 =
+      conv && !referenceSums
+          ? r.convAsGemm(conv, codes[0], codes[1], half[0] * half[1])
+          : r.contract(codes[0], codes[1], none, half[0] * half[1]);
   FailureOr<Term> t2 =
       r.contract(codes[0], maskW, privW, half[0], 1, &factors[1]);
   FailureOr<Term> t3 =
@@ -601,7 +706,7 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
             arith::TruncFOp::create(nb, nl, nb.getF32Type(), y).getResult());
       });
   // The integer product keeps the product's tags.
-  copyTags(op, t1->value.getDefiningOp());
+  copyTags(op, t1->sum);
   op->replaceAllUsesWith(epilogue->getResults());
   op->erase();
   // The factors may share their quantizer and chain (x * x): erase each op

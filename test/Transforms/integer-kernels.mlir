@@ -92,10 +92,17 @@ func.func @wide_b12(%x: tensor<8x1024xf32>, %w: tensor<1024x4xf32>, %init: tenso
 //       CHECK:   tensor.pad %[[ONES]] low[0, 0, 1, 1] high[0, 0, 1, 1]
 //       CHECK:   } : tensor<1x1x6x6xi8> to tensor<1x1x8x8xi8>
 //       CHECK:   linalg.fill {{.*}} -> tensor<1x1x3x3xi8>
-//       CHECK:   outs(%{{.*}} : tensor<2x3x6x6xi32>) attrs = {qtrain.layer = 2 : i64
+// T1 as a GEMM on patches (im2col): (2*6*6) x (1*3*3) times 9 x 3, put
+// back to NCHW.
+//       CHECK:   %[[COLS:.*]] = linalg.generic {{.*}} ins(%[[PADDED:.*]] : tensor<2x1x8x8xi8>) outs(%{{.*}} : tensor<2x6x6x1x3x3xi8>)
+//       CHECK:   tensor.collapse_shape %[[COLS]] {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<2x6x6x1x3x3xi8> into tensor<72x9xi8>
+//       CHECK:   linalg.transpose ins(%{{.*}} : tensor<3x9xi8>) outs(%{{.*}} : tensor<9x3xi8>)
+//       CHECK:   %[[GEMM:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<72x3xi32>) attrs = {qtrain.layer = 2 : i64
+//       CHECK:   tensor.expand_shape %[[GEMM]] {{.*}} into tensor<2x6x6x3xi32>
+//       CHECK:   linalg.transpose ins(%{{.*}} : tensor<2x6x6x3xi32>) outs(%{{.*}} : tensor<2x3x6x6xi32>) permutation = [0, 3, 1, 2]
 // T2: the activation's codes summed over the channels first (the weight's
 // mask is constant along c).
-//       CHECK:   ins(%[[PADDED:.*]] : tensor<2x1x8x8xi8>) outs(%{{.*}} : tensor<2x8x8xi32>)
+//       CHECK:   ins(%[[PADDED]] : tensor<2x1x8x8xi8>) outs(%{{.*}} : tensor<2x8x8xi32>)
 //       CHECK:   outs(%{{.*}} : tensor<2x1x6x6xi32>)
 //       CHECK:   outs(%{{.*}} : tensor<1x3x6x6xi32>)
 //       CHECK:   outs(%{{.*}} : tensor<1x1x6x6xi32>)
