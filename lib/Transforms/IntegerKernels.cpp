@@ -323,11 +323,7 @@ struct Rewriter {
         keptExprs.push_back(getAffineDimExpr(i, ctx));
       }
     }
-    Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(acc, 0));
-    Value init = linalg::FillOp::create(
-                     b, loc, zero,
-                     tensor::EmptyOp::create(b, loc, kept, acc).getResult())
-                     .getResult(0);
+    Value init = zeros(kept, acc);
     auto sum = linalg::GenericOp::create(
         b, loc, TypeRange{init.getType()}, ValueRange{y}, ValueRange{init},
         ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx),
@@ -353,6 +349,13 @@ struct Rewriter {
     return tensor::ExpandShapeOp::create(
         b, loc, RankedTensorType::get(collapse(type.getShape(), reduced), acc),
         sum.getResult(0), groups);
+  }
+
+  /// A zero-filled accumulator tensor.
+  Value zeros(ArrayRef<int64_t> shape, Type acc) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(acc, 0));
+    Value empty = tensor::EmptyOp::create(b, loc, shape, acc);
+    return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
   }
 
   /// The accumulator for sums of `length` terms each at most `bound`.
@@ -423,13 +426,7 @@ struct Rewriter {
     Value wt = linalg::TransposeOp::create(b, loc, wFlat, wtInit,
                                            ArrayRef<int64_t>{1, 0})
                    ->getResult(0);
-    Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(*acc, 0));
-    Value init =
-        linalg::FillOp::create(
-            b, loc, zero,
-            tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{m, f}, *acc)
-                .getResult())
-            .getResult(0);
+    Value init = zeros({m, f}, *acc);
     AffineExpr mm = getAffineDimExpr(0, ctx), nn = getAffineDimExpr(1, ctx),
                kk = getAffineDimExpr(2, ctx);
     auto gemm = linalg::GenericOp::create(
@@ -491,11 +488,7 @@ struct Rewriter {
     auto outShape =
         collapse(cast<RankedTensorType>(op->getResult(0).getType()).getShape(),
                  positions);
-    Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(acc, 0));
-    Value init = linalg::FillOp::create(
-                     b, loc, zero,
-                     tensor::EmptyOp::create(b, loc, outShape, acc).getResult())
-                     .getResult(0);
+    Value init = zeros(outShape, acc);
     auto term = linalg::GenericOp::create(
         b, loc, TypeRange{init.getType()}, ValueRange{x, y}, ValueRange{init},
         maps, iterators, [&](OpBuilder &nb, Location nl, ValueRange a) {
