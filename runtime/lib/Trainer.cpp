@@ -128,13 +128,22 @@ Status qtrain::rt::validateSchedule(const Manifest &manifest,
   for (int bits : reachableBits(schedule))
     for (int gradBits : reachableBits(gradSchedule))
       for (const SiteSpec &site : manifest.sites)
-        if (findVariant(site, bits, gradBits) < 0)
+        if (findVariant(site, bits, gradBits) < 0) {
+          // Name the schedule at fault: the backward one when the site
+          // serves these forward bits with other backward bits.
+          bool forwardServed =
+              std::any_of(site.variants.begin(), site.variants.end(),
+                          [&](const VariantSpec &v) { return v.bits == bits; });
+          std::string who =
+              forwardServed
+                  ? "backward schedule '" + std::string(gradScheduleText) + "'"
+                  : "schedule '" + std::string(scheduleText) + "'";
           return failWith(kind, ErrorKind::MissingVariant,
-                          "schedule '" + std::string(scheduleText) +
-                              "' needs " + bitsPhrase(bits) + " forward / " +
+                          who + " needs " + bitsPhrase(bits) + " forward / " +
                               bitsPhrase(gradBits) + " backward, but site '" +
                               site.name + "' has no such variant (it has " +
                               listVariants(site) + ")");
+        }
   return succeed(kind);
 }
 

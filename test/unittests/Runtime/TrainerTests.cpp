@@ -231,11 +231,14 @@ TEST(TrainerScheduleTest, RefusesASiteWithoutTheVariant) {
   EXPECT_NE(create(bundle, options("cpt:4:8", 640)), nullptr);
 }
 
+// The site serves 3-bit forward with 8-bit gradients: the backward schedule
+// is named as the one at fault.
 TEST(TrainerScheduleTest, RefusesMissingGradientBits) {
   TrainerOptions o = options("cpt:3:8", 640);
   o.gradSchedule = "static:4";
   EXPECT_EQ(createError(openToy(), o, ErrorKind::MissingVariant),
-            "schedule 'cpt:3:8' needs 3-bit forward / 4-bit backward, but "
+            "backward schedule 'static:4' needs 3-bit forward / 4-bit "
+            "backward, but "
             "site 'site0' has no such variant (it has 3/8 4/8 5/8 6/8 7/8 8/4 "
             "8/8 fp32/fp32)");
 }
@@ -243,7 +246,8 @@ TEST(TrainerScheduleTest, RefusesMissingGradientBits) {
 TEST(TrainerScheduleTest, RefusesFp32WithQuantizedGradients) {
   EXPECT_EQ(
       createError(openToy(), options("fp32", 10), ErrorKind::MissingVariant),
-      "schedule 'fp32' needs fp32 forward / 8-bit backward, but site "
+      "backward schedule 'static:8' needs fp32 forward / 8-bit backward, but "
+      "site "
       "'site0' has no such variant (it has 3/8 4/8 5/8 6/8 7/8 8/4 8/8 "
       "fp32/fp32)");
 }
