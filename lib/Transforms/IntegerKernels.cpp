@@ -454,6 +454,125 @@ struct Rewriter {
     return Term{t1, llvm::SmallBitVector(4), gemm};
   }
 
+  /// T1 of a generic contraction whose operand reads windows (a
+  /// convolution's weight gradient: x[n, c, oh + kh, ow + kw] times
+  /// e[n, f, oh, ow]) as a GEMM C[m, n] = sum_k A[m, k] B[n, k]: each operand
+  /// gathered by one copy into (its output loops, the reduction loops)
+  /// order (im2col for the windowed one), the reduction innermost and
+  /// contiguous in both, then C put back in the output's order. Fails (the
+  /// caller keeps the direct form) on batch loops or reductions over one
+  /// operand only.
+  FailureOr<Term> windowsAsGemm(Value x, Value y, int64_t bound) {
+    FailureOr<Type> acc = accumulator(bound);
+    if (failed(acc))
+      return failure();
+    MLIRContext *ctx = b.getContext();
+    unsigned numLoops = ranges.size();
+    AffineMap out = maps[2];
+    SmallVector<unsigned> m, n, k;
+    for (unsigned d = 0; d < numLoops; ++d) {
+      bool inX = maps[0].isFunctionOfDim(d), inY = maps[1].isFunctionOfDim(d),
+           inOut = out.isFunctionOfDim(d);
+      if (ShapedType::isDynamic(ranges[d]))
+        return failure();
+      if (inX && inOut && !inY)
+        m.push_back(d);
+      else if (inY && inOut && !inX)
+        n.push_back(d);
+      else if (inX && inY && !inOut)
+        k.push_back(d);
+      else
+        return failure();
+    }
+    if (m.empty() || n.empty() || k.empty())
+      return failure();
+    // Operand `i` gathered into axes `rows` + `k`, flattened to 2-D.
+    auto gather = [&](Value v, unsigned i, ArrayRef<unsigned> rows) {
+      SmallVector<unsigned> axes(rows);
+      axes.append(k.begin(), k.end());
+      SmallVector<AffineExpr> replacements(numLoops,
+                                           getAffineConstantExpr(0, ctx));
+      SmallVector<int64_t> shape;
+      for (auto [pos, d] : llvm::enumerate(axes)) {
+        replacements[d] = getAffineDimExpr(pos, ctx);
+        shape.push_back(ranges[d]);
+      }
+      AffineMap readMap =
+          maps[i].replaceDimsAndSymbols(replacements, {}, axes.size(), 0);
+      Type element = cast<RankedTensorType>(v.getType()).getElementType();
+      Value init = tensor::EmptyOp::create(b, loc, shape, element);
+      Value copy =
+          linalg::GenericOp::create(
+              b, loc, TypeRange{init.getType()}, ValueRange{v},
+              ValueRange{init},
+              ArrayRef<AffineMap>{
+                  readMap, AffineMap::getMultiDimIdentityMap(axes.size(), ctx)},
+              SmallVector<utils::IteratorType>(axes.size(),
+                                               utils::IteratorType::parallel),
+              [](OpBuilder &nb, Location nl, ValueRange a) {
+                linalg::YieldOp::create(nb, nl, a[0]);
+              })
+              .getResult(0);
+      int64_t rowSize = 1, kSize = 1;
+      ReassociationIndices rowGroup, kGroup;
+      for (unsigned p = 0; p < axes.size(); ++p) {
+        if (p < rows.size()) {
+          rowSize *= shape[p];
+          rowGroup.push_back(p);
+        } else {
+          kSize *= shape[p];
+          kGroup.push_back(p);
+        }
+      }
+      return tensor::CollapseShapeOp::create(
+                 b, loc, RankedTensorType::get({rowSize, kSize}, element), copy,
+                 ArrayRef<ReassociationIndices>{rowGroup, kGroup})
+          .getResult();
+    };
+    Value a = gather(x, 0, m), bt = gather(y, 1, n);
+    int64_t mSize = cast<RankedTensorType>(a.getType()).getDimSize(0);
+    int64_t nSize = cast<RankedTensorType>(bt.getType()).getDimSize(0);
+    Value init = zeros({mSize, nSize}, *acc);
+    AffineExpr mm = getAffineDimExpr(0, ctx), nn = getAffineDimExpr(1, ctx),
+               kk = getAffineDimExpr(2, ctx);
+    auto gemm = linalg::GenericOp::create(
+        b, loc, TypeRange{init.getType()}, ValueRange{a, bt}, ValueRange{init},
+        ArrayRef<AffineMap>{AffineMap::get(3, 0, {mm, kk}, ctx),
+                            AffineMap::get(3, 0, {nn, kk}, ctx),
+                            AffineMap::get(3, 0, {mm, nn}, ctx)},
+        {utils::IteratorType::parallel, utils::IteratorType::parallel,
+         utils::IteratorType::reduction},
+        [&](OpBuilder &nb, Location nl, ValueRange v) {
+          Value xa = arith::ExtSIOp::create(nb, nl, *acc, v[0]);
+          Value ya = arith::ExtSIOp::create(nb, nl, *acc, v[1]);
+          Value p = arith::MulIOp::create(nb, nl, xa, ya);
+          linalg::YieldOp::create(
+              nb, nl, arith::AddIOp::create(nb, nl, v[2], p).getResult());
+        });
+    // (m..., n...) back to the output's order.
+    SmallVector<unsigned> mn(m);
+    mn.append(n.begin(), n.end());
+    SmallVector<int64_t> mnShape;
+    ReassociationIndices mGroup, nGroup;
+    for (auto [p, d] : llvm::enumerate(mn)) {
+      mnShape.push_back(ranges[d]);
+      (p < m.size() ? mGroup : nGroup).push_back(p);
+    }
+    Value expanded = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(mnShape, *acc), gemm.getResult(0),
+        ArrayRef<ReassociationIndices>{mGroup, nGroup});
+    SmallVector<int64_t> perm, outShape;
+    for (AffineExpr e : out.getResults()) {
+      unsigned d = cast<AffineDimExpr>(e).getPosition();
+      perm.push_back(llvm::find(mn, d) - mn.begin());
+      outShape.push_back(ranges[d]);
+    }
+    Value outInit = tensor::EmptyOp::create(b, loc, outShape, *acc);
+    Value t1 = linalg::TransposeOp::create(b, loc, expanded, outInit, perm)
+                   ->getResult(0);
+    return Term{t1, llvm::SmallBitVector(out.getNumResults()), gemm};
+  }
+
   /// sum over the reduction loops of x * y, in an integer wide enough for
   /// `bound` (the largest |x * y|) times the reduction length. When
   /// `maskSide` names the operand that is a mask (of factor `f`), the other
@@ -622,10 +741,16 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
   // Convolutions' main term runs as a GEMM on patches (not in the plain
   // reference form).
   auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation());
-  FailureOr<Term> t1 =
-      conv && !referenceSums
-          ? r.convAsGemm(conv, codes[0], codes[1], half[0] * half[1])
-          : r.contract(codes[0], codes[1], none, half[0] * half[1]);
+  // So do generic contractions that read windows (weight gradients).
+  bool windows = llvm::any_of(
+      maps, [](AffineMap map) { return !map.isProjectedPermutation(); });
+  FailureOr<Term> t1 = failure();
+  if (conv && !referenceSums)
+    t1 = r.convAsGemm(conv, codes[0], codes[1], half[0] * half[1]);
+  else if (windows && !referenceSums && isa<linalg::GenericOp>(op))
+    t1 = r.windowsAsGemm(codes[0], codes[1], half[0] * half[1]);
+  if (failed(t1))
+    t1 = r.contract(codes[0], codes[1], none, half[0] * half[1]);
   FailureOr<Term> t2 =
       r.contract(codes[0], maskW, privW, half[0], 1, &factors[1]);
   FailureOr<Term> t3 =
