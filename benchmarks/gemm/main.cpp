@@ -149,13 +149,13 @@ int main(int argc, char **argv) {
     // A sanity bound, not an accuracy claim: each operand is off by up to
     // half a grid step, a few 2^-bits of max |y| for these data.
     double bound = bits == 0 ? 1e-5 : 8.0 / double(1 << bits);
-    rows.push_back({bits == 0 ? "qtrain fp32" : "qtrain int" + std::to_string(bits),
-                    ms, bits == 0 ? 64.0 : 256.0, relError(y, ref), bound});
+    rows.push_back(
+        {bits == 0 ? "qtrain fp32" : "qtrain int" + std::to_string(bits), ms,
+         bits == 0 ? 64.0 : 256.0, relError(y, ref), bound});
   }
 
   // OpenBLAS sgemm.
-  rows.push_back({"OpenBLAS sgemm",
-                  medianMs([&]() {
+  rows.push_back({"OpenBLAS sgemm", medianMs([&]() {
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(M),
                                 int(N), int(K), 1.0f, x.data(), int(K),
                                 w.data(), int(K), 0.0f, y.data(), int(N));
@@ -178,9 +178,9 @@ int main(int argc, char **argv) {
     dnnl::matmul prim(pd);
     memory am(aDesc, eng, aData), bm(bDesc, eng, bData), cm(cDesc, eng, cData);
     return medianMs([&]() {
-      prim.execute(strm, {{DNNL_ARG_SRC, am},
-                          {DNNL_ARG_WEIGHTS, bm},
-                          {DNNL_ARG_DST, cm}});
+      prim.execute(
+          strm,
+          {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
       strm.wait();
     });
   };
@@ -199,11 +199,11 @@ int main(int argc, char **argv) {
       xb[i] = toBf16(x[i]);
     for (size_t i = 0; i < w.size(); ++i)
       wb[i] = toBf16(w[i]);
-    rows.push_back({"oneDNN bf16",
-                    matmul(memory::data_type::bf16, memory::data_type::bf16,
-                           memory::data_type::f32, xb.data(), wb.data(),
-                           y.data()),
-                    128, relError(y, ref), 2e-2});
+    rows.push_back(
+        {"oneDNN bf16",
+         matmul(memory::data_type::bf16, memory::data_type::bf16,
+                memory::data_type::f32, xb.data(), wb.data(), y.data()),
+         128, relError(y, ref), 2e-2});
   }
   double u8s8 = 0;
   {
@@ -231,9 +231,8 @@ int main(int argc, char **argv) {
         colSum[size_t(n)] += wq[size_t(n * K + k)];
     for (int64_t m = 0; m < M; ++m)
       for (int64_t n = 0; n < N; ++n)
-        y[size_t(m * N + n)] =
-            float(double(xs) * ws * acc[size_t(m * N + n)] +
-                  double(xMin) * ws * colSum[size_t(n)]);
+        y[size_t(m * N + n)] = float(double(xs) * ws * acc[size_t(m * N + n)] +
+                                     double(xMin) * ws * colSum[size_t(n)]);
     rows.push_back({"oneDNN u8s8s32", u8s8, 256, relError(y, ref), 8.0 / 256});
   }
 

@@ -358,6 +358,42 @@ struct Rewriter {
     return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
   }
 
+  /// init + x * y over `loops` with integer operands widened to `acc`
+  /// (operands already of type `acc` are used as they are).
+  linalg::GenericOp
+  multiplyAccumulate(Value x, Value y, Value init, ArrayRef<AffineMap> loopMaps,
+                     ArrayRef<utils::IteratorType> loopIterators, Type acc) {
+    return linalg::GenericOp::create(
+        b, loc, TypeRange{init.getType()}, ValueRange{x, y}, ValueRange{init},
+        loopMaps, loopIterators, [&](OpBuilder &nb, Location nl, ValueRange a) {
+          auto widen = [&](Value v) {
+            return v.getType() == acc
+                       ? v
+                       : arith::ExtSIOp::create(nb, nl, acc, v).getResult();
+          };
+          Value p = arith::MulIOp::create(nb, nl, widen(a[0]), widen(a[1]));
+          linalg::YieldOp::create(
+              nb, nl, arith::AddIOp::create(nb, nl, a[2], p).getResult());
+        });
+  }
+
+  /// The maps of C[m, n] += A[m, k] * B[k, n] (or B[n, k]) over (m, n, k).
+  SmallVector<AffineMap> gemmMaps(bool rhsTransposed) {
+    MLIRContext *ctx = b.getContext();
+    AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
+               k = getAffineDimExpr(2, ctx);
+    return {AffineMap::get(3, 0, {m, k}, ctx),
+            AffineMap::get(3, 0,
+                           rhsTransposed ? ArrayRef<AffineExpr>{n, k}
+                                         : ArrayRef<AffineExpr>{k, n},
+                           ctx),
+            AffineMap::get(3, 0, {m, n}, ctx)};
+  }
+  static SmallVector<utils::IteratorType> gemmIterators() {
+    return {utils::IteratorType::parallel, utils::IteratorType::parallel,
+            utils::IteratorType::reduction};
+  }
+
   /// The accumulator for sums of `length` terms each at most `bound`.
   FailureOr<Type> accumulator(int64_t bound) {
     int64_t length = 1;
@@ -427,22 +463,8 @@ struct Rewriter {
                                            ArrayRef<int64_t>{1, 0})
                    ->getResult(0);
     Value init = zeros({m, f}, *acc);
-    AffineExpr mm = getAffineDimExpr(0, ctx), nn = getAffineDimExpr(1, ctx),
-               kk = getAffineDimExpr(2, ctx);
-    auto gemm = linalg::GenericOp::create(
-        b, loc, TypeRange{init.getType()}, ValueRange{a, wt}, ValueRange{init},
-        ArrayRef<AffineMap>{AffineMap::get(3, 0, {mm, kk}, ctx),
-                            AffineMap::get(3, 0, {kk, nn}, ctx),
-                            AffineMap::get(3, 0, {mm, nn}, ctx)},
-        {utils::IteratorType::parallel, utils::IteratorType::parallel,
-         utils::IteratorType::reduction},
-        [&](OpBuilder &nb, Location nl, ValueRange v) {
-          Value xa = arith::ExtSIOp::create(nb, nl, *acc, v[0]);
-          Value ya = arith::ExtSIOp::create(nb, nl, *acc, v[1]);
-          Value p = arith::MulIOp::create(nb, nl, xa, ya);
-          linalg::YieldOp::create(
-              nb, nl, arith::AddIOp::create(nb, nl, v[2], p).getResult());
-        });
+    linalg::GenericOp gemm = multiplyAccumulate(
+        a, wt, init, gemmMaps(/*rhsTransposed=*/false), gemmIterators(), *acc);
     Value nhwf = tensor::ExpandShapeOp::create(
         b, loc, RankedTensorType::get({n, oh, ow, f}, *acc), gemm.getResult(0),
         ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
@@ -533,22 +555,8 @@ struct Rewriter {
     int64_t mSize = cast<RankedTensorType>(a.getType()).getDimSize(0);
     int64_t nSize = cast<RankedTensorType>(bt.getType()).getDimSize(0);
     Value init = zeros({mSize, nSize}, *acc);
-    AffineExpr mm = getAffineDimExpr(0, ctx), nn = getAffineDimExpr(1, ctx),
-               kk = getAffineDimExpr(2, ctx);
-    auto gemm = linalg::GenericOp::create(
-        b, loc, TypeRange{init.getType()}, ValueRange{a, bt}, ValueRange{init},
-        ArrayRef<AffineMap>{AffineMap::get(3, 0, {mm, kk}, ctx),
-                            AffineMap::get(3, 0, {nn, kk}, ctx),
-                            AffineMap::get(3, 0, {mm, nn}, ctx)},
-        {utils::IteratorType::parallel, utils::IteratorType::parallel,
-         utils::IteratorType::reduction},
-        [&](OpBuilder &nb, Location nl, ValueRange v) {
-          Value xa = arith::ExtSIOp::create(nb, nl, *acc, v[0]);
-          Value ya = arith::ExtSIOp::create(nb, nl, *acc, v[1]);
-          Value p = arith::MulIOp::create(nb, nl, xa, ya);
-          linalg::YieldOp::create(
-              nb, nl, arith::AddIOp::create(nb, nl, v[2], p).getResult());
-        });
+    linalg::GenericOp gemm = multiplyAccumulate(
+        a, bt, init, gemmMaps(/*rhsTransposed=*/true), gemmIterators(), *acc);
     // (m..., n...) back to the output's order.
     SmallVector<unsigned> mn(m);
     mn.append(n.begin(), n.end());
@@ -608,19 +616,8 @@ struct Rewriter {
         collapse(cast<RankedTensorType>(op->getResult(0).getType()).getShape(),
                  positions);
     Value init = zeros(outShape, acc);
-    auto term = linalg::GenericOp::create(
-        b, loc, TypeRange{init.getType()}, ValueRange{x, y}, ValueRange{init},
-        maps, iterators, [&](OpBuilder &nb, Location nl, ValueRange a) {
-          auto widen = [&](Value v) {
-            return v.getType() == acc
-                       ? v
-                       : arith::ExtSIOp::create(nb, nl, acc, v).getResult();
-          };
-          Value xa = widen(a[0]), ya = widen(a[1]);
-          Value p = arith::MulIOp::create(nb, nl, xa, ya);
-          linalg::YieldOp::create(
-              nb, nl, arith::AddIOp::create(nb, nl, a[2], p).getResult());
-        });
+    linalg::GenericOp term =
+        multiplyAccumulate(x, y, init, maps, iterators, acc);
     return Term{term.getResult(0), positions, term};
   }
 };

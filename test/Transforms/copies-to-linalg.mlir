@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s -split-input-file --qtrain-copies-to-linalg | FileCheck %s
+// RUN: qtrain-opt %s -split-input-file --qtrain-copies-to-linalg -verify-diagnostics | FileCheck %s
 
 // A strided copy (as bufferization makes for a dilated adjoint) becomes a
 // linalg.copy, which lowers to loops instead of a runtime call.

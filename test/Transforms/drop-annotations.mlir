@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s --qtrain-drop-annotations | FileCheck %s
+// RUN: qtrain-opt %s --qtrain-drop-annotations -verify-diagnostics | FileCheck %s
 
 // Every qtrain.* discardable attribute goes; other attributes stay.
 // CHECK: module attributes {other.keep = 1 : i32} {

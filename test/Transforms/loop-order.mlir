@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s -split-input-file --qtrain-loop-order | FileCheck %s
+// RUN: qtrain-opt %s -split-input-file --qtrain-loop-order -verify-diagnostics | FileCheck %s
 
 // A GEMM (m, n, k) becomes (m, k, n): n, the output's last dimension, is
 // innermost, where the right operand and the output are unit-stride and the
@@ -54,4 +54,14 @@ func.func @unchanged(%a: tensor<8x16xf32>, %b: tensor<4x16xf32>, %c: tensor<8x4x
       ins(%a, %b : tensor<8x16xf32>, tensor<4x16xf32>) outs(%c : tensor<8x4xf32>) -> tensor<8x4xf32>
   %s = linalg.add ins(%r, %r : tensor<8x4xf32>, tensor<8x4xf32>) outs(%c : tensor<8x4xf32>) -> tensor<8x4xf32>
   return %s : tensor<8x4xf32>
+}
+
+// -----
+
+// Ops on buffers and reductions with several outputs are left alone.
+// CHECK-LABEL: func.func @buffers
+//       CHECK:   linalg.matmul ins(%arg0, %arg1 : memref<8x16xf32>, memref<16x4xf32>)
+func.func @buffers(%a: memref<8x16xf32>, %b: memref<16x4xf32>, %c: memref<8x4xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x4xf32>) outs(%c : memref<8x4xf32>)
+  return
 }

@@ -40,8 +40,8 @@
 #include "qtrain/runtime/Status.h"
 
 #include <cstdint>
-#include <memory>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -1,4 +1,5 @@
-//===- Checkpoint.h - Training checkpoints -----------------------*- C++ -*-===//
+//===- Checkpoint.h - Training checkpoints -----------------------*- C++
+//-*-===//
 //
 // Part of the qtrain project.
 //
