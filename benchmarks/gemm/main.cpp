@@ -25,6 +25,8 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "qtrain/ukernels.h"
+
 #include <cblas.h>
 #include <dnnl.hpp>
 
@@ -152,6 +154,54 @@ int main(int argc, char **argv) {
     rows.push_back(
         {bits == 0 ? "qtrain fp32" : "qtrain int" + std::to_string(bits), ms,
          bits == 0 ? 64.0 : 256.0, relError(y, ref), bound});
+  }
+
+  // The microkernels on their own (runtime/kernels/cpu): f32 and bf16 on
+  // x and W, the integer ones on given codes of x and W (no quantization),
+  // checked bit for bit against int64 sums at sampled outputs.
+  qtrain_uk_set_num_threads(threads);
+  auto ukF32 = [&](decltype(&qtrain_uk_gemm_f32) fn) {
+    return medianMs([&]() {
+      std::fill(y.begin(), y.end(), 0.0f);
+      fn(M, N, K, x.data(), 0, K, 1, w.data(), 0, 1, K, y.data(), 0, N, 1);
+    });
+  };
+  rows.push_back({"uk f32", ukF32(qtrain_uk_gemm_f32), 64, relError(y, ref),
+                  1e-5});
+  rows.push_back({"uk bf16", ukF32(qtrain_uk_gemm_bf16), 128,
+                  relError(y, ref), 2e-2});
+  for (int bits : {8, 4, 2, 1}) {
+    std::uniform_int_distribution<int> code(-(1 << (bits - 1)),
+                                            (1 << (bits - 1)) - 1);
+    std::vector<int8_t> xc(x.size()), wc(w.size());
+    for (int8_t &v : xc)
+      v = int8_t(code(gen));
+    for (int8_t &v : wc)
+      v = int8_t(code(gen));
+    std::vector<int32_t> acc(size_t(M * N));
+    bool serial = bits <= 4;
+    double ms = medianMs([&]() {
+      std::fill(acc.begin(), acc.end(), 0);
+      if (serial)
+        qtrain_uk_gemm_bitserial(M, N, K, xc.data(), 0, K, 1, wc.data(), 0, 1,
+                                 K, acc.data(), 0, N, 1, bits, bits);
+      else
+        qtrain_uk_gemm_s8s8s32(M, N, K, xc.data(), 0, K, 1, wc.data(), 0, 1,
+                               K, acc.data(), 0, N, 1);
+    });
+    // Exact: the error column counts mismatches at 4096 sampled outputs.
+    std::uniform_int_distribution<int64_t> pickM(0, M - 1), pickN(0, N - 1);
+    double wrong = 0;
+    for (int i = 0; i < 4096; ++i) {
+      int64_t m = pickM(gen), n = pickN(gen), sum = 0;
+      for (int64_t k = 0; k < K; ++k)
+        sum += int64_t(xc[size_t(m * K + k)]) * wc[size_t(n * K + k)];
+      wrong += sum != acc[size_t(m * N + n)];
+    }
+    rows.push_back({serial ? "uk W" + std::to_string(bits) + "A" +
+                                 std::to_string(bits) + " bitser"
+                           : "uk s8 codes",
+                    ms, 256, wrong, 0});
   }
 
   // OpenBLAS sgemm.

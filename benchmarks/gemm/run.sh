@@ -13,7 +13,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; OPENBLAS_CORETYPE unset"
 unset OPENBLAS_CORETYPE
-for shape in "256 256 256" "1024 1024 1024" "2048 2048 2048" "8 4096 4096" "128 120 400"; do
+shapes=${SHAPES:-"256,256,256 1024,1024,1024 2048,2048,2048 8,4096,4096 128,120,400"}
+for shape in $shapes; do
+  shape=${shape//,/ }
   read -r M N K <<< "$shape"
   cat > "$tmp/linear.mlir" <<MLIR
 func.func @forward(%w: tensor<${N}x${K}xf32> {qtrain.param}, %x: tensor<${M}x${K}xf32>) -> tensor<${M}x${N}xf32> {

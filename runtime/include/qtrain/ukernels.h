@@ -1,0 +1,94 @@
+/*===- ukernels.h - qtrain's CPU GEMM microkernels (C API) -------*- C -*-===*
+ *
+ * Part of the qtrain project.
+ *
+ *===----------------------------------------------------------------------===*
+ *
+ * Hand-written GEMM kernels that generated code calls (the IREE "ukernel"
+ * approach): `qtrain-microkernels` rewrites a linalg contraction whose
+ * element types one of these serves into a call, and the bundle's model.so
+ * links this library in. They are plain C functions over strided views so
+ * that any operand layout (transposed or not, a subview) is served without a
+ * copy: element (i, j) of a view is base[offset + i * s0 + j * s1].
+ *
+ * Every kernel accumulates: C += A * B, as a linalg contraction does into
+ * its init. A is M x K, B is K x N, C is M x N.
+ *
+ * The implementation packs panels of A and B (converting on the way: s8 ->
+ * u8 for VNNI, f32 -> bf16) and runs AVX-512 microkernels when the CPU has
+ * the features (detected once, at the first call), a portable C++ path
+ * otherwise. QTRAIN_UKERNELS=portable forces the portable path.
+ *
+ * Exactness: the integer kernels are exact (two's complement, wrapping
+ * like the linalg form) whenever the true sum fits the accumulator; their
+ * overflow-free accumulation lengths are given by
+ * qtrain_uk_max_accumulation_length(). f32 kernels accumulate with FMA in
+ * K-blocks (not the sequential order of the loop form): within K * 2^-24
+ * * sum |a||b| of the exact product. bf16 rounds A and B to bf16 (nearest
+ * even) and accumulates in f32.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef QTRAIN_UKERNELS_H
+#define QTRAIN_UKERNELS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* C += A * B, f32. */
+void qtrain_uk_gemm_f32(int64_t M, int64_t N, int64_t K, const float *a,
+                        int64_t aOffset, int64_t aStrideM, int64_t aStrideK,
+                        const float *b, int64_t bOffset, int64_t bStrideK,
+                        int64_t bStrideN, float *c, int64_t cOffset,
+                        int64_t cStrideM, int64_t cStrideN);
+
+/* C += A * B with A and B rounded to bf16 (nearest even), f32 sums. */
+void qtrain_uk_gemm_bf16(int64_t M, int64_t N, int64_t K, const float *a,
+                         int64_t aOffset, int64_t aStrideM, int64_t aStrideK,
+                         const float *b, int64_t bOffset, int64_t bStrideK,
+                         int64_t bStrideN, float *c, int64_t cOffset,
+                         int64_t cStrideM, int64_t cStrideN);
+
+/* C += A * B, signed 8-bit codes, 32-bit sums (u8 x s8 VNNI: A is offset
+ * by 128 while it is packed and the column sums of B take it out again). */
+void qtrain_uk_gemm_s8s8s32(int64_t M, int64_t N, int64_t K, const int8_t *a,
+                            int64_t aOffset, int64_t aStrideM,
+                            int64_t aStrideK, const int8_t *b, int64_t bOffset,
+                            int64_t bStrideK, int64_t bStrideN, int32_t *c,
+                            int64_t cOffset, int64_t cStrideM,
+                            int64_t cStrideN);
+
+/* C += A * B on centred codes c = q - 2^(b-1) of at most `aBits` / `bBits`
+ * (1..4) bits, bit-serial: q's bit planes are packed 64 to a word and
+ * sum q_a q_b = sum_ij 2^(i+j) popcount(a_i & b_j); the centring is taken
+ * out with row and column sums. */
+void qtrain_uk_gemm_bitserial(int64_t M, int64_t N, int64_t K,
+                              const int8_t *a, int64_t aOffset,
+                              int64_t aStrideM, int64_t aStrideK,
+                              const int8_t *b, int64_t bOffset,
+                              int64_t bStrideK, int64_t bStrideN, int32_t *c,
+                              int64_t cOffset, int64_t cStrideM,
+                              int64_t cStrideN, int32_t aBits, int32_t bBits);
+
+/* The longest K for which a kernel's sums cannot overflow its accumulator
+ * for any codes of the given widths: kind is "s8s8s32" (bits <= 8) or
+ * "bitserial" (bits <= 4). -1 for an unknown kind or width. */
+int64_t qtrain_uk_max_accumulation_length(const char *kind, int32_t aBits,
+                                          int32_t bBits);
+
+/* Threads a single call may use (default 1). The training step runs the
+ * kernels on one thread; the GEMM benchmark uses this for its 2-thread
+ * rows. */
+void qtrain_uk_set_num_threads(int32_t threads);
+
+/* "avx512" or "portable": the path the kernels take on this machine. */
+const char *qtrain_uk_isa(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QTRAIN_UKERNELS_H */

@@ -1,0 +1,348 @@
+//===- Driver.h - Packing and loop nests of the CPU GEMMs -------*- C++ -*-===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// Everything around the microkernels: element policies (what a packed
+/// element is and how an input becomes one), packing into the layouts of
+/// Microkernels.h, the BLIS-style loop nest (N blocks, K blocks with B
+/// packed, M blocks with A packed, then MR x NR tiles with the B panel kept
+/// in L1) and the bit-serial GEMM. Included by both the AVX-512 and the
+/// portable translation unit, in an anonymous namespace, so each compiles
+/// its own copy for its own instruction set (packing vectorizes with
+/// AVX-512 in the former).
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef QTRAIN_RUNTIME_KERNELS_CPU_DRIVER_H
+#define QTRAIN_RUNTIME_KERNELS_CPU_DRIVER_H
+
+#include "Microkernels.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace qtrain::uk {
+namespace {
+
+/// Per-thread, 64-byte aligned, grown on demand and kept between calls.
+class Scratch {
+public:
+  template <class T> T *get(size_t count) {
+    size_t need = count * sizeof(T) + 64;
+    if (bytes.size() < need)
+      bytes.resize(need);
+    auto addr = reinterpret_cast<uintptr_t>(bytes.data());
+    return reinterpret_cast<T *>((addr + 63) & ~uintptr_t(63));
+  }
+
+private:
+  std::vector<unsigned char> bytes;
+};
+thread_local Scratch scratchA, scratchB, scratchSums, scratchLine;
+//===----------------------------------------------------------------------===//
+// Element policies
+//===----------------------------------------------------------------------===//
+
+uint16_t toBF16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  if ((bits & 0x7fffffff) > 0x7f800000) // NaN stays a (quiet) NaN
+    return uint16_t((bits >> 16) | 0x40);
+  bits += 0x7fff + ((bits >> 16) & 1); // nearest even
+  return uint16_t(bits >> 16);
+}
+float fromBF16(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float x;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
+struct F32 {
+  using In = float;
+  using PA = float;
+  using PB = float;
+  using Acc = float;
+  static constexpr int KG = 1;
+  static constexpr int64_t KC = 512, MC = 240, NC = 2048;
+  static constexpr bool kOffsetA = false;
+  static PA packA(float x) { return x; }
+  static PB packB(float x) { return x; }
+  static Acc mac(Acc acc, PA a, PB b) { return acc + a * b; }
+  static Acc add(Acc x, Acc y) { return x + y; }
+};
+
+struct BF16 {
+  using In = float;
+  using PA = uint16_t;
+  using PB = uint16_t;
+  using Acc = float;
+  static constexpr int KG = 2;
+  static constexpr int64_t KC = 512, MC = 240, NC = 2048;
+  static constexpr bool kOffsetA = false;
+  static PA packA(float x) { return toBF16(x); }
+  static PB packB(float x) { return toBF16(x); }
+  static Acc mac(Acc acc, PA a, PB b) { return acc + fromBF16(a) * fromBF16(b); }
+  static Acc add(Acc x, Acc y) { return x + y; }
+};
+
+/// Signed codes run as u8 x s8: A is packed as a + 128 and the result is
+/// corrected by 128 * (column sums of B). All sums wrap like the i32
+/// arithmetic of the loop form, so the result is exact whenever the true
+/// sum fits.
+struct S8 {
+  using In = int8_t;
+  using PA = uint8_t;
+  using PB = int8_t;
+  using Acc = int32_t;
+  static constexpr int KG = 4;
+  static constexpr int64_t KC = 1024, MC = 240, NC = 2048;
+  static constexpr bool kOffsetA = true;
+  static PA packA(int8_t x) { return uint8_t(x) ^ 0x80; }
+  static PB packB(int8_t x) { return x; }
+  static Acc mac(Acc acc, PA a, PB b) {
+    return Acc(uint32_t(acc) + uint32_t(int32_t(a) * int32_t(b)));
+  }
+  static Acc add(Acc x, Acc y) { return Acc(uint32_t(x) + uint32_t(y)); }
+};
+
+template <class P>
+using Kernel = void (*)(int64_t, const typename P::PA *, const typename P::PB *,
+                        typename P::Acc *, int64_t);
+
+
+//===----------------------------------------------------------------------===//
+// Packing
+//===----------------------------------------------------------------------===//
+
+// Every policy packs KG elements into 4 bytes, so a panel is an array of
+// 32-bit groups: [g][MR] for A, [g][NR] for B.
+static_assert(sizeof(float) == 4 && 2 * sizeof(uint16_t) == 4, "");
+
+/// Converts `count` elements of a line (stride `stride`) into `dst`,
+/// zero-filling up to `padded`; returns their sum when A is offset.
+template <class P, class Out>
+int64_t convertLine(const typename P::In *__restrict src, int64_t stride,
+                    int64_t count, int64_t padded, Out *__restrict dst,
+                    Out (*convert)(typename P::In)) {
+  int64_t sum = 0;
+  if (stride == 1) {
+    for (int64_t k = 0; k < count; ++k)
+      dst[k] = convert(src[k]);
+  } else {
+    for (int64_t k = 0; k < count; ++k)
+      dst[k] = convert(src[k * stride]);
+  }
+  if constexpr (P::kOffsetA)
+    for (int64_t k = 0; k < count; ++k)
+      sum += dst[k];
+  for (int64_t k = count; k < padded; ++k)
+    dst[k] = 0;
+  return sum;
+}
+
+/// Scatters a converted line's 32-bit groups into column `slot` of a panel
+/// [g][width].
+inline void scatterGroups(const void *line, int64_t groups, uint32_t *panel,
+                          int width, int slot) {
+  const auto *src = static_cast<const unsigned char *>(line);
+  for (int64_t g = 0; g < groups; ++g)
+    std::memcpy(&panel[g * width + slot], src + 4 * g, 4);
+}
+
+/// Packs rows [0, rows) x k [0, kc) of `a` into MR-row panels [g][MR][KG].
+template <class P>
+void packA(View<const typename P::In> a, int64_t rows, int64_t kc,
+           int64_t groups, typename P::PA *dst) {
+  constexpr int KG = P::KG;
+  auto *line = scratchLine.get<typename P::PA>(groups * KG + 64);
+  for (int64_t r0 = 0; r0 < rows; r0 += kMR) {
+    auto *panel = reinterpret_cast<uint32_t *>(dst + (r0 / kMR) * groups * kMR * KG);
+    for (int r = 0; r < kMR; ++r) {
+      if (r0 + r < rows)
+        convertLine<P>(&a.at(r0 + r, 0), a.s1, kc, groups * KG, line,
+                       P::packA);
+      else
+        std::fill(line, line + groups * KG, 0);
+      scatterGroups(line, groups, panel, kMR, r);
+    }
+  }
+}
+
+/// Packs k [0, kc) x columns [0, cols) of `b` into NR-column panels
+/// [g][NR][KG], adding each column's sum to colSums when A is offset.
+template <class P>
+void packB(View<const typename P::In> b, int64_t kc, int64_t cols,
+           int64_t groups, typename P::PB *dst, int32_t *colSums) {
+  constexpr int KG = P::KG;
+  using PB = typename P::PB;
+  for (int64_t n0 = 0; n0 < cols; n0 += kNR) {
+    PB *panel = dst + (n0 / kNR) * groups * kNR * KG;
+    int width = int(std::min<int64_t>(kNR, cols - n0));
+    if (b.s1 != 1) { // columns of B contiguous (or neither): by column
+      auto *line = scratchLine.get<PB>(groups * KG + 64);
+      for (int n = 0; n < kNR; ++n) {
+        if (n < width) {
+          int64_t sum = convertLine<P>(&b.at(0, n0 + n), b.s0, kc, groups * KG,
+                                       line, P::packB);
+          if constexpr (P::kOffsetA)
+            colSums[n0 + n] += int32_t(sum);
+        } else {
+          std::fill(line, line + groups * KG, 0);
+        }
+        scatterGroups(line, groups, reinterpret_cast<uint32_t *>(panel), kNR,
+                      n);
+      }
+      continue;
+    }
+    // Rows of B contiguous: KG rows at a time, interleaved.
+    for (int64_t g = 0; g < groups; ++g) {
+      PB rowsOf[KG][kNR];
+      for (int j = 0; j < KG; ++j) {
+        int64_t k = g * KG + j;
+        for (int n = 0; n < kNR; ++n)
+          rowsOf[j][n] = k < kc && n < width ? P::packB(b.at(k, n0 + n)) : 0;
+        if constexpr (P::kOffsetA)
+          for (int n = 0; n < width; ++n)
+            colSums[n0 + n] += rowsOf[j][n];
+      }
+      PB *out = panel + g * kNR * KG;
+      for (int n = 0; n < kNR; ++n)
+        for (int j = 0; j < KG; ++j)
+          out[n * KG + j] = rowsOf[j][n];
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The loop nest
+//===----------------------------------------------------------------------===//
+
+template <class P>
+using Gemm = GemmOperands<typename P::In, typename P::Acc>;
+
+template <class P> void gemmBlocked(Gemm<P> g, Kernel<P> kernel) {
+  auto [M, N, K, a, b, c] = g;
+  using Acc = typename P::Acc;
+  constexpr int KG = P::KG;
+  for (int64_t jc = 0; jc < N; jc += P::NC) {
+    int64_t nc = std::min(P::NC, N - jc);
+    int64_t nPanels = (nc + kNR - 1) / kNR;
+    int32_t *colSums = nullptr;
+    if constexpr (P::kOffsetA) {
+      colSums = scratchSums.get<int32_t>(nc);
+      std::fill(colSums, colSums + nc, 0);
+    }
+    for (int64_t pc = 0; pc < K; pc += P::KC) {
+      int64_t kc = std::min(P::KC, K - pc);
+      int64_t groups = (kc + KG - 1) / KG;
+      auto *bp = scratchB.get<typename P::PB>(nPanels * groups * kNR * KG);
+      packB<P>(b.sub(pc, jc), kc, nc, groups, bp, colSums);
+      for (int64_t ic = 0; ic < M; ic += P::MC) {
+        int64_t mc = std::min(P::MC, M - ic);
+        int64_t mPanels = (mc + kMR - 1) / kMR;
+        auto *ap = scratchA.get<typename P::PA>(mPanels * groups * kMR * KG);
+        packA<P>(a.sub(ic, pc), mc, kc, groups, ap);
+        for (int64_t jp = 0; jp < nPanels; ++jp) {
+          const auto *bPanel = bp + jp * groups * kNR * KG;
+          int64_t cols = std::min<int64_t>(kNR, nc - jp * kNR);
+          for (int64_t ip = 0; ip < mPanels; ++ip) {
+            const auto *aPanel = ap + ip * groups * kMR * KG;
+            int64_t rows = std::min<int64_t>(kMR, mc - ip * kMR);
+            Acc *tile = &c.at(ic + ip * kMR, jc + jp * kNR);
+            if (rows == kMR && cols == kNR && c.s1 == 1) {
+              kernel(groups, aPanel, bPanel, tile, c.s0);
+              continue;
+            }
+            alignas(64) Acc partial[kMR * kNR] = {};
+            kernel(groups, aPanel, bPanel, partial, kNR);
+            for (int64_t r = 0; r < rows; ++r)
+              for (int64_t n = 0; n < cols; ++n)
+                tile[r * c.s0 + n * c.s1] =
+                    P::add(tile[r * c.s0 + n * c.s1], partial[r * kNR + n]);
+          }
+        }
+      }
+    }
+    if constexpr (P::kOffsetA)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < nc; ++n) {
+          Acc &y = c.at(m, jc + n);
+          y = Acc(uint32_t(y) - 128u * uint32_t(colSums[n]));
+        }
+  }
+}
+
+
+//===----------------------------------------------------------------------===//
+// Bit-serial
+//===----------------------------------------------------------------------===//
+
+/// Packs the bit planes of q = code + 2^(bits-1) for `lines` lines of K
+/// codes (line l, element k at line.at(l, k)): plane i of line l is the
+/// word row l * bits + i, `words` words long. Returns sum_k q per line.
+void packPlanes(View<const int8_t> line, int64_t lines, int64_t K, int bits,
+                int64_t words, uint64_t *planes, int64_t *sums) {
+  int offset = 1 << (bits - 1);
+  uint8_t mask = uint8_t((1 << bits) - 1);
+  for (int64_t l = 0; l < lines; ++l) {
+    uint64_t *row = planes + l * bits * words;
+    int64_t sum = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      uint8_t q = uint8_t(line.at(l, k) + offset) & mask;
+      sum += q;
+      for (int i = 0; i < bits; ++i)
+        row[i * words + k / 64] |= uint64_t((q >> i) & 1) << (k % 64);
+    }
+    sums[l] = sum;
+  }
+}
+
+using BinaryTile = void (*)(int ra, int rb, int64_t words, const uint64_t *a,
+                           const uint64_t *b, int64_t stride, uint64_t *out);
+
+void bitSerialBlocked(BitSerialOperands o, BinaryTile tileFn) {
+  auto [M, N, K, a, b, c, aBits, bBits] = o;
+  int64_t words = ((K + 63) / 64 + 7) / 8 * 8;
+  int mTile = std::max(1, 4 / aBits), nTile = std::max(1, 4 / bBits);
+  int64_t mPad = (M + mTile - 1) / mTile * mTile;
+  int64_t nPad = (N + nTile - 1) / nTile * nTile;
+  uint64_t *aPlanes = scratchA.get<uint64_t>(mPad * aBits * words);
+  uint64_t *bPlanes = scratchB.get<uint64_t>(nPad * bBits * words);
+  std::fill(aPlanes, aPlanes + mPad * aBits * words, 0);
+  std::fill(bPlanes, bPlanes + nPad * bBits * words, 0);
+  int64_t *sums = scratchSums.get<int64_t>(M + N);
+  packPlanes(a, M, K, aBits, words, aPlanes, sums);
+  // Columns of B are lines of its transpose.
+  packPlanes({b.p, b.s1, b.s0}, N, K, bBits, words, bPlanes, sums + M);
+  int64_t oa = 1 << (aBits - 1), ob = 1 << (bBits - 1);
+  int ra = mTile * aBits, rb = nTile * bBits;
+  uint64_t out[16];
+  for (int64_t m0 = 0; m0 < M; m0 += mTile)
+    for (int64_t n0 = 0; n0 < N; n0 += nTile) {
+      tileFn(ra, rb, words, aPlanes + m0 * aBits * words,
+             bPlanes + n0 * bBits * words, words, out);
+      for (int64_t mi = 0; mi < mTile && m0 + mi < M; ++mi)
+        for (int64_t ni = 0; ni < nTile && n0 + ni < N; ++ni) {
+          int64_t qq = 0;
+          for (int i = 0; i < aBits; ++i)
+            for (int j = 0; j < bBits; ++j)
+              qq += int64_t(out[(mi * aBits + i) * rb + ni * bBits + j])
+                    << (i + j);
+          // sum (qa - oa)(qb - ob)
+          int64_t sum = qq - ob * sums[m0 + mi] - oa * sums[M + n0 + ni] +
+                        K * oa * ob;
+          int32_t &y = c.at(m0 + mi, n0 + ni);
+          y = int32_t(uint32_t(y) + uint32_t(uint64_t(sum)));
+        }
+    }
+}
+
+} // namespace
+} // namespace qtrain::uk
+
+#endif // QTRAIN_RUNTIME_KERNELS_CPU_DRIVER_H

@@ -1,0 +1,75 @@
+//===- Microkernels.h - Packed-panel GEMM microkernels ----------*- C++ -*-===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// The innermost kernels of ukernels.h and the packed layouts they read.
+/// A microkernel adds an MR x NR tile of A * B to C (row stride ldc, unit
+/// column stride) from two packed panels:
+///
+///   A panel: [K / KG][MR][KG]   (KG consecutive k of one row together)
+///   B panel: [K / KG][NR][KG]
+///
+/// KG is 1 for f32, 2 for bf16 (vdpbf16ps takes pairs) and 4 for 8-bit
+/// codes (vpdpbusd takes quads); panels are zero-padded to whole groups,
+/// rows and columns. Each kernel exists twice: AVX-512 (MicrokernelsAvx512
+/// .cpp, compiled for AVX-512 and called only when the CPU has it) and
+/// portable C++ (Ukernels.cpp).
+///
+/// The binary kernel of the bit-serial path works on bit planes instead:
+/// rows of 64-bit words, one row per (row, bit) of A and per (column, bit)
+/// of B, padded to multiples of 8 words; it writes RA x RB popcount sums.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef QTRAIN_RUNTIME_KERNELS_CPU_MICROKERNELS_H
+#define QTRAIN_RUNTIME_KERNELS_CPU_MICROKERNELS_H
+
+#include <cstdint>
+
+namespace qtrain::uk {
+
+constexpr int kMR = 12; ///< Rows of a microkernel tile.
+constexpr int kNR = 32; ///< Columns of a microkernel tile (two zmm).
+
+/// A strided matrix: element (i, j) at p[i * s0 + j * s1].
+template <class T> struct View {
+  T *p;
+  int64_t s0, s1;
+  T &at(int64_t i, int64_t j) const { return p[i * s0 + j * s1]; }
+  View sub(int64_t i, int64_t j) const { return {&at(i, j), s0, s1}; }
+};
+
+
+/// C (M x N) += A (M x K) * B (K x N).
+template <class In, class Acc> struct GemmOperands {
+  int64_t M, N, K;
+  View<const In> a, b;
+  View<Acc> c;
+};
+/// The same on codes of aBits / bBits bits, bit-serial.
+struct BitSerialOperands {
+  int64_t M, N, K;
+  View<const int8_t> a, b;
+  View<int32_t> c;
+  int aBits, bBits;
+};
+
+/// The single-threaded GEMMs with the AVX-512 microkernels
+/// (MicrokernelsAvx512.cpp).
+void gemmF32Avx512(GemmOperands<float, float> operands);
+void gemmBF16Avx512(GemmOperands<float, float> operands);
+void gemmS8Avx512(GemmOperands<int8_t, int32_t> operands);
+void bitSerialAvx512(BitSerialOperands operands);
+
+/// Whether the CPU runs each family (false under QTRAIN_UKERNELS=portable).
+bool hasAvx512F32();
+bool hasAvx512BF16();
+bool hasAvx512Vnni();
+bool hasAvx512Popcnt();
+
+} // namespace qtrain::uk
+
+#endif // QTRAIN_RUNTIME_KERNELS_CPU_MICROKERNELS_H

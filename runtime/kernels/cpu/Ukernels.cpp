@@ -1,0 +1,245 @@
+//===- Ukernels.cpp - Blocked, packed GEMMs over the microkernels ---------===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// The C API of ukernels.h: a BLIS-style loop nest (N blocks, K blocks
+/// with B packed, M blocks with A packed, then MR x NR tiles with the B
+/// panel kept in L1) around the microkernels of Microkernels.h, the
+/// portable microkernels, CPU feature dispatch, the bit-serial GEMM and the
+/// thread split.
+///
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/ukernels.h"
+
+#include "Driver.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace qtrain::uk {
+
+//===----------------------------------------------------------------------===//
+// CPU features
+//===----------------------------------------------------------------------===//
+
+namespace {
+bool forcedPortable() {
+  const char *isa = std::getenv("QTRAIN_UKERNELS");
+  return isa && std::strcmp(isa, "portable") == 0;
+}
+bool cpuHasAvx512Base() {
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+  return !forcedPortable() && __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512dq");
+#else
+  return false;
+#endif
+}
+} // namespace
+
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#define QTRAIN_CPU_HAS(feature) __builtin_cpu_supports(feature)
+#else
+#define QTRAIN_CPU_HAS(feature) false
+#endif
+
+bool hasAvx512F32() {
+  static const bool has = cpuHasAvx512Base();
+  return has;
+}
+bool hasAvx512BF16() {
+  static const bool has = hasAvx512F32() && QTRAIN_CPU_HAS("avx512bf16");
+  return has;
+}
+bool hasAvx512Vnni() {
+  static const bool has = hasAvx512F32() && QTRAIN_CPU_HAS("avx512vnni");
+  return has;
+}
+bool hasAvx512Popcnt() {
+  static const bool has = hasAvx512F32() && QTRAIN_CPU_HAS("avx512vpopcntdq");
+  return has;
+}
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Operands, scratch, threads
+//===----------------------------------------------------------------------===//
+
+std::atomic<int> numThreads{1};
+
+/// Runs fn(m0, m1, n0, n1) over a split of the M x N output, on up to
+/// numThreads threads, cutting the longer side at multiples of `align`.
+template <class Fn>
+void parallelSplit(int64_t M, int64_t N, int64_t K, int64_t align, Fn fn) {
+  int threads = numThreads.load(std::memory_order_relaxed);
+  bool splitM = M >= N;
+  int64_t side = splitM ? M : N;
+  int64_t chunks = std::min<int64_t>(threads, (side + align - 1) / align);
+  // Below ~2 MFLOP a thread costs more than it saves.
+  if (chunks <= 1 || M * N * K < (int64_t(1) << 20)) {
+    fn(0, M, 0, N);
+    return;
+  }
+  int64_t per = ((side + chunks - 1) / chunks + align - 1) / align * align;
+  auto run = [&](int64_t t) {
+    int64_t lo = t * per, hi = std::min(side, lo + per);
+    if (lo >= hi)
+      return;
+    splitM ? fn(lo, hi, 0, N) : fn(0, M, lo, hi);
+  };
+  std::vector<std::thread> workers;
+  for (int64_t t = 1; t < chunks; ++t)
+    workers.emplace_back(run, t);
+  run(0);
+  for (std::thread &worker : workers)
+    worker.join();
+}
+
+/// The portable microkernel: same packed layouts, plain C++.
+template <class P>
+void portableKernel(int64_t groups, const typename P::PA *a,
+                    const typename P::PB *b, typename P::Acc *c, int64_t ldc) {
+  constexpr int KG = P::KG;
+  typename P::Acc acc[kMR][kNR] = {};
+  for (int64_t g = 0; g < groups; ++g, a += kMR * KG, b += kNR * KG)
+    for (int r = 0; r < kMR; ++r)
+      for (int n = 0; n < kNR; ++n)
+        for (int j = 0; j < KG; ++j)
+          acc[r][n] = P::mac(acc[r][n], a[r * KG + j], b[n * KG + j]);
+  for (int r = 0; r < kMR; ++r)
+    for (int n = 0; n < kNR; ++n)
+      c[r * ldc + n] = P::add(c[r * ldc + n], acc[r][n]);
+}
+
+template <class P> void portableGemm(Gemm<P> g) {
+  gemmBlocked<P>(g, portableKernel<P>);
+}
+
+/// Splits the product over the threads and runs `blocked` on each part.
+template <class In, class Acc>
+void gemm(int64_t M, int64_t N, int64_t K, View<const In> a, View<const In> b,
+          View<Acc> c, void (*blocked)(GemmOperands<In, Acc>)) {
+  if (M <= 0 || N <= 0 || K <= 0)
+    return;
+  parallelSplit(M, N, K, std::max(kMR, kNR),
+                [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+                  blocked({m1 - m0, n1 - n0, K, a.sub(m0, 0), b.sub(0, n0),
+                           c.sub(m0, n0)});
+                });
+}
+
+void portableBinaryTile(int ra, int rb, int64_t words, const uint64_t *a,
+                        const uint64_t *b, int64_t stride, uint64_t *out) {
+  for (int i = 0; i < ra; ++i)
+    for (int j = 0; j < rb; ++j) {
+      uint64_t sum = 0;
+      for (int64_t w = 0; w < words; ++w)
+        sum += uint64_t(__builtin_popcountll(a[i * stride + w] &
+                                             b[j * stride + w]));
+      out[i * rb + j] = sum;
+    }
+}
+
+
+void portableBitSerial(BitSerialOperands o) {
+  bitSerialBlocked(o, portableBinaryTile);
+}
+
+} // namespace
+} // namespace qtrain::uk
+
+using namespace qtrain::uk;
+
+extern "C" {
+
+void qtrain_uk_gemm_f32(int64_t M, int64_t N, int64_t K, const float *a,
+                        int64_t aOffset, int64_t aStrideM, int64_t aStrideK,
+                        const float *b, int64_t bOffset, int64_t bStrideK,
+                        int64_t bStrideN, float *c, int64_t cOffset,
+                        int64_t cStrideM, int64_t cStrideN) {
+  gemm<float, float>(M, N, K, {a + aOffset, aStrideM, aStrideK},
+                     {b + bOffset, bStrideK, bStrideN},
+                     {c + cOffset, cStrideM, cStrideN},
+                     hasAvx512F32() ? gemmF32Avx512 : portableGemm<F32>);
+}
+
+void qtrain_uk_gemm_bf16(int64_t M, int64_t N, int64_t K, const float *a,
+                         int64_t aOffset, int64_t aStrideM, int64_t aStrideK,
+                         const float *b, int64_t bOffset, int64_t bStrideK,
+                         int64_t bStrideN, float *c, int64_t cOffset,
+                         int64_t cStrideM, int64_t cStrideN) {
+  gemm<float, float>(M, N, K, {a + aOffset, aStrideM, aStrideK},
+                     {b + bOffset, bStrideK, bStrideN},
+                     {c + cOffset, cStrideM, cStrideN},
+                     hasAvx512BF16() ? gemmBF16Avx512 : portableGemm<BF16>);
+}
+
+void qtrain_uk_gemm_s8s8s32(int64_t M, int64_t N, int64_t K, const int8_t *a,
+                            int64_t aOffset, int64_t aStrideM,
+                            int64_t aStrideK, const int8_t *b, int64_t bOffset,
+                            int64_t bStrideK, int64_t bStrideN, int32_t *c,
+                            int64_t cOffset, int64_t cStrideM,
+                            int64_t cStrideN) {
+  gemm<int8_t, int32_t>(M, N, K, {a + aOffset, aStrideM, aStrideK},
+                        {b + bOffset, bStrideK, bStrideN},
+                        {c + cOffset, cStrideM, cStrideN},
+                        hasAvx512Vnni() ? gemmS8Avx512 : portableGemm<S8>);
+}
+
+void qtrain_uk_gemm_bitserial(int64_t M, int64_t N, int64_t K,
+                              const int8_t *a, int64_t aOffset,
+                              int64_t aStrideM, int64_t aStrideK,
+                              const int8_t *b, int64_t bOffset,
+                              int64_t bStrideK, int64_t bStrideN, int32_t *c,
+                              int64_t cOffset, int64_t cStrideM,
+                              int64_t cStrideN, int32_t aBits, int32_t bBits) {
+  if (M <= 0 || N <= 0 || K <= 0)
+    return;
+  if (aBits < 1 || aBits > 4 || bBits < 1 || bBits > 4)
+    std::abort(); // the compiler only emits 1..4
+  View<const int8_t> av{a + aOffset, aStrideM, aStrideK};
+  View<const int8_t> bv{b + bOffset, bStrideK, bStrideN};
+  View<int32_t> cv{c + cOffset, cStrideM, cStrideN};
+  auto blocked = hasAvx512Popcnt() ? bitSerialAvx512 : portableBitSerial;
+  parallelSplit(M, N, K, 4, [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    blocked({m1 - m0, n1 - n0, K, av.sub(m0, 0), bv.sub(0, n0), cv.sub(m0, n0),
+             aBits, bBits});
+  });
+}
+
+int64_t qtrain_uk_max_accumulation_length(const char *kind, int32_t aBits,
+                                          int32_t bBits) {
+  int maxBits = 0;
+  if (std::strcmp(kind, "s8s8s32") == 0)
+    maxBits = 8;
+  else if (std::strcmp(kind, "bitserial") == 0)
+    maxBits = 4;
+  if (maxBits == 0 || aBits < 1 || aBits > maxBits || bBits < 1 ||
+      bBits > maxBits)
+    return -1;
+  // The largest |code product| is 2^(a-1) * 2^(b-1) (both codes at their
+  // minimum); K of them must stay below 2^31.
+  int64_t largest = int64_t(1) << (aBits + bBits - 2);
+  return ((int64_t(1) << 31) - 1) / largest;
+}
+
+void qtrain_uk_set_num_threads(int32_t threads) {
+  numThreads.store(std::max(1, threads), std::memory_order_relaxed);
+}
+
+const char *qtrain_uk_isa(void) {
+  return hasAvx512Vnni() ? "avx512" : "portable";
+}
+
+} // extern "C"
