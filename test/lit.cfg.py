@@ -23,12 +23,17 @@ config.substitutions.append(("%qtrain_src_root", config.qtrain_src_root))
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
 
 # Compiles a step lowered by qtrain-lower-cpu (bare-pointer memrefs,
-# results as out-parameters) to a shared object; it needs only libm.
-config.substitutions.append(("%cc_step", "clang-22 -O1 -shared -fPIC -w -lm"))
+# results as out-parameters) to a shared object, with the microkernels its
+# GEMMs call (runtime/include/qtrain/ukernels.h), as qtrain-compile links it.
+config.substitutions.append(
+    ("%cc_step", "clang-22 -O1 -shared -fPIC -w -Wl,--whole-archive " +
+     os.path.join(config.qtrain_obj_root, "lib", "libQTrainUKernels.a") +
+     " -Wl,--no-whole-archive -lstdc++ -lpthread -lm"))
 config.substitutions.append(
     ("%gradcheck", sys.executable + " " +
      os.path.join(config.qtrain_src_root, "test", "lib", "gradcheck.py")))
 config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%qtrain_obj_root", config.qtrain_obj_root))
 config.substitutions.append(
     ("%variant_compare", sys.executable + " " +
      os.path.join(config.qtrain_src_root, "test", "lib", "variant_compare.py")))

@@ -45,6 +45,7 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCopiesToLinalgPass());
+  pm.addPass(createMicrokernelsPass());
 
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());

@@ -14,6 +14,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 using namespace qtrain::rt;
 
@@ -153,9 +156,26 @@ Trainer::~Trainer() {
       std::free(b.data);
 }
 
+/// A compiled step allocates its temporaries (activation-sized buffers) on
+/// every call and frees them at the end. With glibc's defaults each one
+/// above the mmap threshold is a fresh mapping whose pages fault in and are
+/// zeroed on every step (a third of a small GEMM's time); serving them from
+/// the heap and not trimming it reuses the same pages from step to step.
+static void keepStepBuffersMapped() {
+#if defined(__GLIBC__)
+  static const bool once = [] {
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    return true;
+  }();
+  (void)once;
+#endif
+}
+
 Status Trainer::create(std::shared_ptr<const Bundle> bundle,
                        const TrainerOptions &options,
                        std::unique_ptr<Trainer> &out, ErrorKind *kind) {
+  keepStepBuffersMapped();
   if (!bundle)
     return failWith(kind, ErrorKind::InvalidArgument, "trainer: no bundle");
   const Manifest &m = bundle->getManifest();

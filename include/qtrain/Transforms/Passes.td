@@ -420,6 +420,45 @@ def CopiesToLinalgPass : Pass<"qtrain-copies-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def MicrokernelsPass : Pass<"qtrain-microkernels", "::mlir::ModuleOp"> {
+  let summary = "Run bufferized GEMMs on qtrain's CPU microkernels";
+  let description = [{
+    Rewrites each bufferized linalg contraction that is one GEMM (exactly one
+    M, N and K loop, no batch loop, a multiply-accumulate body) and whose
+    element types a microkernel of `runtime/include/qtrain/ukernels.h`
+    serves into a call to it:
+
+    | operands | accumulator | body | call |
+    |---|---|---|---|
+    | f32, f32 | f32 | mulf, addf | `qtrain_uk_gemm_f32` |
+    | i8, i8 (sign-extended) | i32 | extsi, muli, addi | `qtrain_uk_gemm_s8s8s32` |
+
+    Operands keep their layout: each is passed as its base pointer, offset
+    and the strides of its M/K, K/N or M/N dimensions (taken with
+    `memref.extract_strided_metadata`), so transposed views and subviews are
+    served without a copy. The kernels accumulate into the output buffer,
+    as the contraction does into its init. Integer results are bit-identical
+    to the loop form (both wrap in 32 bits and are exact whenever the sum
+    fits, which qtrain-integer-kernels guarantees when it picks i32); f32
+    results differ by summation order (FMA, K-blocked).
+
+    Products below `min-flops` multiply-adds stay loops (the call and the
+    packing cost more than they save). The bundle's model.so links the
+    kernels' static library.
+  }];
+  let options = [
+    Option<"minFlops", "min-flops", "int64_t", /*default=*/"4096",
+           "Smallest M*N*K rewritten into a call">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+  let statistics = [
+    Statistic<"numCalls", "microkernel-calls", "GEMMs rewritten into calls">,
+  ];
+}
+
 def DropAnnotationsPass : Pass<"qtrain-drop-annotations", "::mlir::ModuleOp"> {
   let summary = "Remove qtrain's discardable attributes before lowering";
   let description = [{

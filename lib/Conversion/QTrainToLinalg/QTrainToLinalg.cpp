@@ -78,6 +78,15 @@ static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
                                           Value input,
                                           std::optional<int64_t> axis);
 
+static SmallVector<Value> reduceElements(
+    OpBuilder &b, Location loc, Value input, std::optional<int64_t> axis,
+    ArrayRef<TypedAttr> inits,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)>
+        step,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange,
+                                    ValueRange)>
+        combine);
+
 /// The operands fake_quant and quantize share.
 struct Quantizer {
   Value input, bits, min, max, seed, step;
@@ -277,32 +286,26 @@ struct QuantizeLowering : OpRewritePattern<QuantizeOp> {
     SmallVector<utils::IteratorType> statPar(statRank,
                                              utils::IteratorType::parallel);
 
-    // Any NaN element poisons `low`.
     unsigned rank = type.getRank();
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
-    auto flagType = RankedTensorType::get({}, b.getI1Type());
-    Value falseValue = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
-    Value flagInit =
-        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, b.getI1Type());
-    Value noNan = linalg::FillOp::create(b, loc, ValueRange{falseValue},
-                                         ValueRange{flagInit})
-                      .getResult(0);
-    auto anyNan = linalg::GenericOp::create(
-        b, loc, TypeRange{flagType}, ValueRange{op.getInput()},
-        ValueRange{noNan},
-        ArrayRef<AffineMap>{id, AffineMap::get(rank, 0, {}, ctx)},
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::reduction),
-        [](OpBuilder &nb, Location nl, ValueRange a) {
-          Value isNan = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNO,
-                                              a[0], a[0]);
-          linalg::YieldOp::create(
-              nb, nl, arith::OrIOp::create(nb, nl, a[1], isNan).getResult());
-        });
+
+    // Any NaN element poisons `low`.
+    auto orFlags = [](OpBuilder &nb, Location nl, ValueRange x, ValueRange y) {
+      return SmallVector<Value>{arith::OrIOp::create(nb, nl, x[0], y[0])};
+    };
+    Value anyNan = reduceElements(
+        b, loc, op.getInput(), std::nullopt, {b.getBoolAttr(false)},
+        [&](OpBuilder &nb, Location nl, Value x, ValueRange acc) {
+          Value isNan =
+              arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNO, x, x);
+          return orFlags(nb, nl, acc, ValueRange{isNan});
+        },
+        orFlags)[0];
 
     // The grid: scale and low per statistic.
     auto gridOp = linalg::GenericOp::create(
         b, loc, TypeRange{statType, statType},
-        ValueRange{grid.mn, grid.mx, anyNan.getResult(0)},
+        ValueRange{grid.mn, grid.mx, anyNan},
         ValueRange{tensor::EmptyOp::create(b, loc, statType.getShape(),
                                            b.getF32Type()),
                    tensor::EmptyOp::create(b, loc, statType.getShape(),
@@ -378,60 +381,207 @@ struct RangeEmaLowering : OpRewritePattern<RangeEmaOp> {
   }
 };
 
-static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
-                                          Value input,
-                                          std::optional<int64_t> axis) {
+/// Reduces `input` over all dimensions, or all but `axis`, into one
+/// statistic per tensor (0-d results) or per slice (1-D) for each of
+/// `inits` (the neutral values): `step` folds an element into the
+/// accumulators, `combine` merges two sets of accumulators.
+///
+/// Written so that LLVM vectorizes it: the innermost loop of a reduction
+/// into memory does not vectorize (its accumulator is a store to one
+/// address), so when the reduced elements of a statistic are a multiple of
+/// 16 in row-major order (per tensor, or per slice along axis 0) they are
+/// viewed as [rows, 16] and reduced over the rows into 16 partial
+/// accumulators (an elementwise innermost loop), which a second, small
+/// reduction combines.
+static SmallVector<Value> reduceElements(
+    OpBuilder &b, Location loc, Value input, std::optional<int64_t> axis,
+    ArrayRef<TypedAttr> inits,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)>
+        step,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange,
+                                    ValueRange)>
+        combine) {
+  constexpr int64_t kLanes = 16;
   auto type = cast<RankedTensorType>(input.getType());
   MLIRContext *ctx = b.getContext();
   unsigned rank = type.getRank();
   SmallVector<int64_t> statShape;
-  SmallVector<AffineExpr> statExprs;
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::reduction);
-  if (axis) {
+  if (axis)
     statShape.push_back(type.getDimSize(*axis));
-    statExprs.push_back(b.getAffineDimExpr(*axis));
-    iterators[*axis] = utils::IteratorType::parallel;
-  }
-  auto statType = RankedTensorType::get(statShape, b.getF32Type());
-  AffineMap statMap = AffineMap::get(rank, 0, statExprs, ctx);
-  auto fill = [&](double v) {
-    Value e = tensor::EmptyOp::create(b, loc, statShape, b.getF32Type());
-    Value c = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
-    return linalg::FillOp::create(b, loc, c, e).getResult(0);
+  auto filled = [&](ArrayRef<int64_t> shape) {
+    SmallVector<Value> out;
+    for (TypedAttr init : inits) {
+      Value e = tensor::EmptyOp::create(b, loc, shape, init.getType());
+      Value c = arith::ConstantOp::create(b, loc, init);
+      out.push_back(linalg::FillOp::create(b, loc, c, e).getResult(0));
+    }
+    return out;
   };
-  auto reduce = linalg::GenericOp::create(
-      b, loc, TypeRange{statType, statType}, ValueRange{input},
-      ValueRange{fill(INFINITY), fill(-INFINITY)},
-      ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, ctx), statMap,
-                          statMap},
-      iterators, [](OpBuilder &nb, Location nl, ValueRange a) {
+  auto resultTypes = [&](ArrayRef<int64_t> shape) {
+    SmallVector<Type> types;
+    for (TypedAttr init : inits)
+      types.push_back(RankedTensorType::get(shape, init.getType()));
+    return types;
+  };
+  auto generic = [&](Value in, unsigned loops, ArrayRef<AffineExpr> outExprs,
+                     ArrayRef<utils::IteratorType> iterators,
+                     ArrayRef<int64_t> outShape, bool merge) {
+    SmallVector<AffineMap> maps(1, AffineMap::getMultiDimIdentityMap(loops, ctx));
+    maps.append(inits.size(), AffineMap::get(loops, 0, outExprs, ctx));
+    size_t n = inits.size();
+    return linalg::GenericOp::create(
+               b, loc, resultTypes(outShape), ValueRange{in}, filled(outShape),
+               maps, iterators,
+               [&](OpBuilder &nb, Location nl, ValueRange a) {
+                 SmallVector<Value> next =
+                     merge ? combine(nb, nl, a.take_front(n), a.drop_front(n))
+                           : step(nb, nl, a[0], a.drop_front(1));
+                 linalg::YieldOp::create(nb, nl, next);
+               })
+        .getResults();
+  };
+  int64_t slice = type.getNumElements() / (axis ? statShape[0] : 1);
+  bool split = type.hasStaticShape() && (!axis || *axis == 0) && slice > 0 &&
+               slice % kLanes == 0 && slice / kLanes > 1;
+  if (!split) {
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::reduction);
+    SmallVector<AffineExpr> outExprs;
+    if (axis) {
+      iterators[*axis] = utils::IteratorType::parallel;
+      outExprs.push_back(b.getAffineDimExpr(*axis));
+    }
+    ResultRange r = generic(input, rank, outExprs, iterators, statShape,
+                            /*merge=*/false);
+    return SmallVector<Value>(r.begin(), r.end());
+  }
+  // [stat..., slice / 16, 16]
+  SmallVector<ReassociationIndices> collapse;
+  if (axis)
+    collapse.push_back({0});
+  ReassociationIndices rest;
+  for (unsigned d = axis ? 1 : 0; d < rank; ++d)
+    rest.push_back(d);
+  collapse.push_back(rest);
+  SmallVector<int64_t> flat(statShape);
+  flat.push_back(slice);
+  Value view = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get(flat, type.getElementType()), input,
+      collapse);
+  SmallVector<int64_t> rows(statShape);
+  rows.append({slice / kLanes, kLanes});
+  SmallVector<ReassociationIndices> expand;
+  if (axis)
+    expand.push_back({0});
+  expand.push_back({int64_t(statShape.size()), int64_t(statShape.size()) + 1});
+  view = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(rows, type.getElementType()), view, expand);
+  unsigned loops = rows.size();
+  SmallVector<utils::IteratorType> iterators(loops,
+                                             utils::IteratorType::parallel);
+  iterators[loops - 2] = utils::IteratorType::reduction;
+  SmallVector<AffineExpr> outExprs;
+  if (axis)
+    outExprs.push_back(b.getAffineDimExpr(0));
+  outExprs.push_back(b.getAffineDimExpr(loops - 1));
+  SmallVector<int64_t> partialShape(statShape);
+  partialShape.push_back(kLanes);
+  ResultRange partial =
+      generic(view, loops, outExprs, iterators, partialShape, false);
+  // Combine the 16 lanes: [stat..., 16] -> [stat...].
+  unsigned loops2 = partialShape.size();
+  SmallVector<utils::IteratorType> iterators2(loops2,
+                                              utils::IteratorType::parallel);
+  iterators2.back() = utils::IteratorType::reduction;
+  SmallVector<AffineExpr> outExprs2;
+  if (axis)
+    outExprs2.push_back(b.getAffineDimExpr(0));
+  SmallVector<Value> results;
+  for (auto [index, lanes] : llvm::enumerate(partial)) {
+    TypedAttr init = inits[index];
+    SmallVector<AffineMap> maps{
+        AffineMap::getMultiDimIdentityMap(loops2, ctx),
+        AffineMap::get(loops2, 0, outExprs2, ctx)};
+    Value e = tensor::EmptyOp::create(b, loc, statShape, init.getType());
+    Value c = arith::ConstantOp::create(b, loc, init);
+    Value acc = linalg::FillOp::create(b, loc, c, e).getResult(0);
+    size_t which = index;
+    results.push_back(
+        linalg::GenericOp::create(
+            b, loc, TypeRange{acc.getType()}, ValueRange{lanes},
+            ValueRange{acc}, maps, iterators2,
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              // combine() on a set where only this accumulator matters.
+              SmallVector<Value> lhs, rhs;
+              for (size_t k = 0; k < inits.size(); ++k) {
+                Value neutral = arith::ConstantOp::create(nb, nl, inits[k]);
+                lhs.push_back(k == which ? a[0] : neutral);
+                rhs.push_back(k == which ? a[1] : neutral);
+              }
+              linalg::YieldOp::create(nb, nl,
+                                      combine(nb, nl, rhs, lhs)[which]);
+            })
+            .getResult(0));
+  }
+  return results;
+}
+
+static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
+                                          Value input,
+                                          std::optional<int64_t> axis) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<int64_t> statShape;
+  if (axis)
+    statShape.push_back(cast<RankedTensorType>(input.getType()).getDimSize(*axis));
+  auto statType = RankedTensorType::get(statShape, b.getF32Type());
+  // The reduction runs on integer keys that order like the floats
+  // (key = bits, with the magnitude bits flipped for negative numbers; the
+  // map is its own inverse), so it is a plain signed min/max reduction;
+  // non-finite elements take the neutral key.
+  auto orderKey = [](Scalar &s, Value bits) {
+    Value sign = arith::ShRSIOp::create(s.b, s.loc, bits, s.i32(31));
+    Value flip = arith::AndIOp::create(s.b, s.loc, sign, s.i32(0x7fffffff));
+    return arith::XOrIOp::create(s.b, s.loc, bits, flip).getResult();
+  };
+  auto minMax = [](OpBuilder &nb, Location nl, ValueRange x, ValueRange y) {
+    return SmallVector<Value>{arith::MinSIOp::create(nb, nl, x[0], y[0]),
+                              arith::MaxSIOp::create(nb, nl, x[1], y[1])};
+  };
+  SmallVector<Value> keys = reduceElements(
+      b, loc, input, axis,
+      {b.getI32IntegerAttr(INT32_MAX), b.getI32IntegerAttr(INT32_MIN)},
+      [&](OpBuilder &nb, Location nl, Value x, ValueRange acc) {
         Scalar s{nb, nl};
-        Value finite = s.isFinite(a[0]);
-        Value below = s.cmp(arith::CmpFPredicate::OLT, a[0], a[1]);
-        Value above = s.cmp(arith::CmpFPredicate::OGT, a[0], a[2]);
-        Value mn =
-            s.select(arith::AndIOp::create(nb, nl, finite, below), a[0], a[1]);
-        Value mx =
-            s.select(arith::AndIOp::create(nb, nl, finite, above), a[0], a[2]);
-        linalg::YieldOp::create(nb, nl, ValueRange{mn, mx});
-      });
-  // No finite element: the range is [0, 0].
+        Value finite = s.isFinite(x);
+        Value key =
+            orderKey(s, arith::BitcastOp::create(nb, nl, nb.getI32Type(), x));
+        Value forMin = s.select(finite, key, s.i32(uint32_t(INT32_MAX)));
+        Value forMax = s.select(finite, key, s.i32(uint32_t(INT32_MIN)));
+        return minMax(nb, nl, acc, ValueRange{forMin, forMax});
+      },
+      minMax);
+  // Back to floats; no finite element: the range is [0, 0].
   AffineMap id = AffineMap::getMultiDimIdentityMap(statShape.size(), ctx);
   SmallVector<utils::IteratorType> par(statShape.size(),
                                        utils::IteratorType::parallel);
   Value e0 = tensor::EmptyOp::create(b, loc, statShape, b.getF32Type());
   Value e1 = tensor::EmptyOp::create(b, loc, statShape, b.getF32Type());
   auto fixed = linalg::GenericOp::create(
-      b, loc, TypeRange{statType, statType}, reduce.getResults(),
+      b, loc, TypeRange{statType, statType}, ValueRange(keys),
       ValueRange{e0, e1}, SmallVector<AffineMap>(4, id), par,
-      [](OpBuilder &nb, Location nl, ValueRange a) {
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
         Scalar s{nb, nl};
-        Value none = s.cmp(arith::CmpFPredicate::OGT, a[0], a[1]);
+        Value none =
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sgt, a[0], a[1]);
         Value zero = s.f32(0.0);
-        linalg::YieldOp::create(
-            nb, nl,
-            ValueRange{s.select(none, zero, a[0]), s.select(none, zero, a[1])});
+        auto toFloat = [&](Value key) {
+          return arith::BitcastOp::create(nb, nl, nb.getF32Type(),
+                                          orderKey(s, key))
+              .getResult();
+        };
+        linalg::YieldOp::create(nb, nl,
+                                ValueRange{s.select(none, zero, toFloat(a[0])),
+                                           s.select(none, zero, toFloat(a[1]))});
       });
   return {fixed.getResult(0), fixed.getResult(1)};
 }

@@ -1,0 +1,256 @@
+//===- UkernelsTests.cpp - The CPU GEMM microkernels ----------------------===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// Every kernel of ukernels.h against a plain reference over awkward shapes
+/// (edges of every tile and block), operand layouts (row/column major,
+/// offset subviews, strided C) and accumulation into a non-zero C: the
+/// integer kernels bit for bit, f32/bf16 within their stated bounds; the
+/// integer kernels at their overflow-free accumulation length with extreme
+/// codes. lit runs this binary twice: as it is (AVX-512 here) and with
+/// QTRAIN_UKERNELS=portable (test/Kernels/ukernels-portable.test).
+///
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/ukernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace {
+
+struct Shape {
+  int64_t M, N, K;
+};
+// Tiles are 12 x 32 (K groups of 1, 2, 4); K blocks 512/512/1024; M blocks
+// 240. Shapes straddle each.
+const Shape kShapes[] = {{1, 1, 1},     {12, 32, 4},   {13, 33, 5},
+                         {7, 100, 3},   {250, 70, 129}, {37, 65, 1030},
+                         {241, 31, 513}, {3, 2, 2049}};
+
+/// A matrix stored with a leading dimension larger than its width, at an
+/// offset, row or column major: exercises every stride and offset argument.
+template <class T> struct Strided {
+  std::vector<T> storage;
+  int64_t offset, s0, s1;
+  Strided(int64_t rows, int64_t cols, bool columnMajor) {
+    offset = 3;
+    int64_t ld = (columnMajor ? rows : cols) + 5;
+    s0 = columnMajor ? 1 : ld;
+    s1 = columnMajor ? ld : 1;
+    storage.assign(size_t(offset + ld * (columnMajor ? cols : rows) + 8), T());
+  }
+  T &at(int64_t i, int64_t j) { return storage[size_t(offset + i * s0 + j * s1)]; }
+};
+
+template <class T, class Gen>
+Strided<T> filled(int64_t rows, int64_t cols, bool columnMajor, Gen gen) {
+  Strided<T> m(rows, cols, columnMajor);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      m.at(i, j) = gen();
+  return m;
+}
+
+float roundBF16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  bits += 0x7fff + ((bits >> 16) & 1);
+  bits &= 0xffff0000u;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+
+TEST(Ukernels, IsaMatchesEnvironment) {
+  const char *forced = std::getenv("QTRAIN_UKERNELS");
+  if (forced && std::strcmp(forced, "portable") == 0)
+    EXPECT_STREQ(qtrain_uk_isa(), "portable");
+  else
+    SUCCEED() << "isa: " << qtrain_uk_isa();
+}
+
+// f32 and bf16: within K * 2^-p * sum |a||b| of an fp64 product of the
+// (bf16-rounded) operands, plus the initial C.
+void checkFloat(bool bf16) {
+  std::mt19937 gen(7);
+  std::normal_distribution<float> normal;
+  for (const Shape &s : kShapes)
+    for (int layout = 0; layout < 4; ++layout) {
+      auto a = filled<float>(s.M, s.K, layout & 1, [&] { return normal(gen); });
+      auto b = filled<float>(s.K, s.N, layout & 2, [&] { return normal(gen); });
+      auto c = filled<float>(s.M, s.N, false, [&] { return normal(gen); });
+      auto c0 = c;
+      (bf16 ? qtrain_uk_gemm_bf16 : qtrain_uk_gemm_f32)(
+          s.M, s.N, s.K, a.storage.data(), a.offset, a.s0, a.s1,
+          b.storage.data(), b.offset, b.s0, b.s1, c.storage.data(), c.offset,
+          c.s0, c.s1);
+      for (int64_t i = 0; i < s.M; ++i)
+        for (int64_t j = 0; j < s.N; ++j) {
+          double exact = c0.at(i, j), magnitude = std::fabs(exact);
+          for (int64_t k = 0; k < s.K; ++k) {
+            double x = a.at(i, k), y = b.at(k, j);
+            if (bf16) {
+              x = roundBF16(float(x));
+              y = roundBF16(float(y));
+            }
+            exact += x * y;
+            magnitude += std::fabs(x * y);
+          }
+          double bound = double(s.K + 2) * std::ldexp(1.0, -23) * magnitude;
+          ASSERT_NEAR(c.at(i, j), exact, bound)
+              << s.M << "x" << s.N << "x" << s.K << " layout " << layout
+              << " at " << i << "," << j;
+        }
+      // Nothing outside C was written.
+      for (size_t e = 0; e < size_t(c.offset); ++e)
+        ASSERT_EQ(c.storage[e], c0.storage[e]);
+    }
+}
+
+TEST(Ukernels, F32MatchesReference) { checkFloat(false); }
+TEST(Ukernels, BF16MatchesReference) { checkFloat(true); }
+
+/// The integer kernels: exact, for codes of `aBits` x `bBits` bits.
+void checkInteger(int aBits, int bBits, bool bitSerial) {
+  std::mt19937 gen(11);
+  std::uniform_int_distribution<int> aCode(-(1 << (aBits - 1)),
+                                           (1 << (aBits - 1)) - 1);
+  std::uniform_int_distribution<int> bCode(-(1 << (bBits - 1)),
+                                           (1 << (bBits - 1)) - 1);
+  std::uniform_int_distribution<int32_t> init(-1000000, 1000000);
+  for (const Shape &s : kShapes)
+    for (int layout = 0; layout < 4; ++layout) {
+      auto a = filled<int8_t>(s.M, s.K, layout & 1,
+                              [&] { return int8_t(aCode(gen)); });
+      auto b = filled<int8_t>(s.K, s.N, layout & 2,
+                              [&] { return int8_t(bCode(gen)); });
+      auto c = filled<int32_t>(s.M, s.N, false, [&] { return init(gen); });
+      auto c0 = c;
+      if (bitSerial)
+        qtrain_uk_gemm_bitserial(s.M, s.N, s.K, a.storage.data(), a.offset,
+                                 a.s0, a.s1, b.storage.data(), b.offset, b.s0,
+                                 b.s1, c.storage.data(), c.offset, c.s0, c.s1,
+                                 aBits, bBits);
+      else
+        qtrain_uk_gemm_s8s8s32(s.M, s.N, s.K, a.storage.data(), a.offset,
+                               a.s0, a.s1, b.storage.data(), b.offset, b.s0,
+                               b.s1, c.storage.data(), c.offset, c.s0, c.s1);
+      for (int64_t i = 0; i < s.M; ++i)
+        for (int64_t j = 0; j < s.N; ++j) {
+          int64_t exact = c0.at(i, j);
+          for (int64_t k = 0; k < s.K; ++k)
+            exact += int64_t(a.at(i, k)) * b.at(k, j);
+          ASSERT_EQ(c.at(i, j), exact)
+              << aBits << "x" << bBits << " bits, " << s.M << "x" << s.N
+              << "x" << s.K << " layout " << layout << " at " << i << ","
+              << j;
+        }
+    }
+}
+
+TEST(Ukernels, S8MatchesReferenceExactly) {
+  for (int bits : {8, 5, 3})
+    checkInteger(bits, bits, false);
+  checkInteger(8, 3, false);
+}
+
+TEST(Ukernels, BitSerialMatchesReferenceExactly) {
+  for (int aBits = 1; aBits <= 4; ++aBits)
+    for (int bBits = 1; bBits <= 4; ++bBits)
+      checkInteger(aBits, bBits, true);
+}
+
+TEST(Ukernels, AccumulationLengths) {
+  EXPECT_EQ(qtrain_uk_max_accumulation_length("s8s8s32", 8, 8), 131071);
+  EXPECT_EQ(qtrain_uk_max_accumulation_length("s8s8s32", 4, 4), 33554431);
+  EXPECT_EQ(qtrain_uk_max_accumulation_length("bitserial", 2, 2), 536870911);
+  EXPECT_EQ(qtrain_uk_max_accumulation_length("s8s8s32", 9, 8), -1);
+  EXPECT_EQ(qtrain_uk_max_accumulation_length("bitserial", 5, 1), -1);
+  EXPECT_EQ(qtrain_uk_max_accumulation_length("s16", 8, 8), -1);
+  // Tight: one more term of the largest product overflows 32 bits.
+  for (int bits = 1; bits <= 8; ++bits) {
+    int64_t k = qtrain_uk_max_accumulation_length("s8s8s32", bits, bits);
+    int64_t largest = int64_t(1) << (2 * bits - 2);
+    EXPECT_LE(k * largest, INT32_MAX);
+    EXPECT_GT((k + 1) * largest, INT32_MAX);
+  }
+}
+
+/// At its maximum length, with the extreme codes (both at their minimum:
+/// the largest positive product; and minimum x maximum: the most negative
+/// sum), a kernel's sum is exact.
+void checkAtMaxLength(int aBits, int bBits, bool bitSerial) {
+  int64_t K = qtrain_uk_max_accumulation_length(
+      bitSerial ? "bitserial" : "s8s8s32", aBits, bBits);
+  ASSERT_GT(K, 0);
+  const int64_t M = 2, N = 3;
+  int8_t aMin = int8_t(-(1 << (aBits - 1))), bMin = int8_t(-(1 << (bBits - 1)));
+  int8_t bMax = int8_t((1 << (bBits - 1)) - 1);
+  std::vector<int8_t> a(size_t(M * K)), b(size_t(K * N)); // A row-, B col-major
+  for (int64_t k = 0; k < K; ++k) {
+    a[size_t(k)] = aMin;                  // row 0: minimum
+    a[size_t(K + k)] = k % 2 ? aMin : 0;  // row 1: mixed
+    b[size_t(k)] = bMin;                  // column 0: minimum
+    b[size_t(K + k)] = bMax;              // column 1: maximum
+    b[size_t(2 * K + k)] = k % 3 ? bMin : bMax;
+  }
+  std::vector<int32_t> c(size_t(M * N), 0);
+  if (bitSerial)
+    qtrain_uk_gemm_bitserial(M, N, K, a.data(), 0, K, 1, b.data(), 0, 1, K,
+                             c.data(), 0, N, 1, aBits, bBits);
+  else
+    qtrain_uk_gemm_s8s8s32(M, N, K, a.data(), 0, K, 1, b.data(), 0, 1, K,
+                           c.data(), 0, N, 1);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      int64_t exact = 0;
+      for (int64_t k = 0; k < K; ++k)
+        exact += int64_t(a[size_t(i * K + k)]) * b[size_t(j * K + k)];
+      ASSERT_GE(exact, INT32_MIN);
+      ASSERT_LE(exact, INT32_MAX);
+      EXPECT_EQ(c[size_t(i * N + j)], exact)
+          << aBits << "x" << bBits << " bits, K = " << K << " at " << i << ","
+          << j;
+    }
+  // Row 0 x column 0 is exactly K times the largest product.
+  EXPECT_EQ(int64_t(c[0]), K * (int64_t(aMin) * bMin));
+}
+
+TEST(Ukernels, S8ExactAtMaxAccumulationLength) {
+  checkAtMaxLength(8, 8, false);
+  checkAtMaxLength(6, 6, false);
+}
+
+TEST(Ukernels, BitSerialExactAtMaxAccumulationLength) {
+  checkAtMaxLength(4, 4, true);
+  checkAtMaxLength(4, 3, true);
+}
+
+TEST(Ukernels, TwoThreadsMatchOne) {
+  std::mt19937 gen(3);
+  std::uniform_int_distribution<int> code(-128, 127);
+  const int64_t M = 300, N = 200, K = 700;
+  std::vector<int8_t> a(size_t(M * K)), b(size_t(K * N));
+  for (int8_t &v : a)
+    v = int8_t(code(gen));
+  for (int8_t &v : b)
+    v = int8_t(code(gen));
+  std::vector<int32_t> one(size_t(M * N), 0), two(size_t(M * N), 0);
+  qtrain_uk_gemm_s8s8s32(M, N, K, a.data(), 0, K, 1, b.data(), 0, N, 1,
+                         one.data(), 0, N, 1);
+  qtrain_uk_set_num_threads(2);
+  qtrain_uk_gemm_s8s8s32(M, N, K, a.data(), 0, K, 1, b.data(), 0, N, 1,
+                         two.data(), 0, N, 1);
+  qtrain_uk_set_num_threads(1);
+  EXPECT_EQ(one, two);
+}
+
+} // namespace
