@@ -289,16 +289,19 @@ struct QuantizeLowering : OpRewritePattern<QuantizeOp> {
     unsigned rank = type.getRank();
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
 
-    // Any NaN element poisons `low`.
+    // Any NaN element poisons `low`. The flag is an i8 (i1 memory does not
+    // vectorize).
     auto orFlags = [](OpBuilder &nb, Location nl, ValueRange x, ValueRange y) {
       return SmallVector<Value>{arith::OrIOp::create(nb, nl, x[0], y[0])};
     };
     Value anyNan = reduceElements(
-        b, loc, op.getInput(), std::nullopt, {b.getBoolAttr(false)},
+        b, loc, op.getInput(), std::nullopt, {b.getI8IntegerAttr(0)},
         [&](OpBuilder &nb, Location nl, Value x, ValueRange acc) {
           Value isNan =
               arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNO, x, x);
-          return orFlags(nb, nl, acc, ValueRange{isNan});
+          Value flag =
+              arith::ExtUIOp::create(nb, nl, nb.getI8Type(), isNan);
+          return orFlags(nb, nl, acc, ValueRange{flag});
         },
         orFlags)[0];
 
@@ -316,7 +319,10 @@ struct QuantizeLowering : OpRewritePattern<QuantizeOp> {
         statPar, [&](OpBuilder &nb, Location nl, ValueRange a) {
           Scalar e{nb, nl};
           Value scale = grid.scale(e, a[0], a[1]);
-          Value low = e.select(a[2], e.f32(NAN), a[0]);
+          Value nan = arith::CmpIOp::create(
+              nb, nl, arith::CmpIPredicate::ne, a[2],
+              arith::ConstantOp::create(nb, nl, nb.getI8IntegerAttr(0)));
+          Value low = e.select(nan, e.f32(NAN), a[0]);
           linalg::YieldOp::create(nb, nl, ValueRange{scale, low});
         });
     Value scale = gridOp.getResult(0);
@@ -389,10 +395,10 @@ struct RangeEmaLowering : OpRewritePattern<RangeEmaOp> {
 /// Written so that LLVM vectorizes it: the innermost loop of a reduction
 /// into memory does not vectorize (its accumulator is a store to one
 /// address), so when the reduced elements of a statistic are a multiple of
-/// 16 in row-major order (per tensor, or per slice along axis 0) they are
-/// viewed as [rows, 16] and reduced over the rows into 16 partial
-/// accumulators (an elementwise innermost loop), which a second, small
-/// reduction combines.
+/// L = 256, 64 or 16 in row-major order (per tensor, or per slice along
+/// axis 0) they are viewed as [rows, L] and reduced over the rows into L
+/// partial accumulators (an elementwise innermost loop), which a second,
+/// small reduction combines.
 static SmallVector<Value> reduceElements(
     OpBuilder &b, Location loc, Value input, std::optional<int64_t> axis,
     ArrayRef<TypedAttr> inits,
@@ -401,7 +407,6 @@ static SmallVector<Value> reduceElements(
     function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange,
                                     ValueRange)>
         combine) {
-  constexpr int64_t kLanes = 16;
   auto type = cast<RankedTensorType>(input.getType());
   MLIRContext *ctx = b.getContext();
   unsigned rank = type.getRank();
@@ -440,9 +445,16 @@ static SmallVector<Value> reduceElements(
                })
         .getResults();
   };
-  int64_t slice = type.getNumElements() / (axis ? statShape[0] : 1);
-  bool split = type.hasStaticShape() && (!axis || *axis == 0) && slice > 0 &&
-               slice % kLanes == 0 && slice / kLanes > 1;
+  int64_t slice = type.hasStaticShape()
+                      ? type.getNumElements() / (axis ? statShape[0] : 1)
+                      : 0;
+  // Wide rows (an inner loop LLVM vectorizes rather than unrolls), as wide
+  // as divide the slice into at least two.
+  int64_t kLanes = 0;
+  for (int64_t lanes : {256, 64, 16})
+    if (!kLanes && slice > 0 && slice % lanes == 0 && slice / lanes > 1)
+      kLanes = lanes;
+  bool split = kLanes && (!axis || *axis == 0);
   if (!split) {
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::reduction);

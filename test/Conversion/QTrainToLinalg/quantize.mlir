@@ -3,17 +3,23 @@
 // The structure of qtrain.quantize's lowering (its codes are pinned bit for
 // bit against the reference integer computation by
 // test/Pipelines/variants.test and lenet-variants.test): the range
-// reduction, a NaN flag over the whole tensor, the grid per channel (scale,
-// and low poisoned by NaN), then the codes q - 2^(b-1) truncated to i8.
+// reduction (on integer keys that order like the floats: signed min/max),
+// a NaN flag (i8) over the whole tensor, the grid per channel (scale, and
+// low poisoned by NaN), then the codes q - 2^(b-1) truncated to i8.
 // CHECK-LABEL: func.func @per_channel
 //       CHECK:   %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
 //       CHECK:   %[[RANGE:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+//       CHECK:     arith.bitcast %{{.*}} : f32 to i32
+//       CHECK:     arith.minsi
+//       CHECK:     arith.maxsi
 //       CHECK:   %[[FIXED:.*]]:2 = linalg.generic
 //       CHECK:   %[[ANY:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]
 //       CHECK:     arith.cmpf uno
+//       CHECK:     arith.extui %{{.*}} : i1 to i8
 //       CHECK:     arith.ori
-//       CHECK:   %[[GRID:.*]]:2 = linalg.generic {{.*}} ins(%[[FIXED]]#0, %[[FIXED]]#1, %[[ANY]] : tensor<6xf32>, tensor<6xf32>, tensor<i1>)
-//       CHECK:     arith.select %{{.*}}, %[[NAN]], %{{.*}} : f32
+//       CHECK:   %[[GRID:.*]]:2 = linalg.generic {{.*}} ins(%[[FIXED]]#0, %[[FIXED]]#1, %[[ANY]] : tensor<6xf32>, tensor<6xf32>, tensor<i8>)
+//       CHECK:     %[[ISNAN:.*]] = arith.cmpi ne
+//       CHECK:     arith.select %[[ISNAN]], %[[NAN]], %{{.*}} : f32
 //       CHECK:   %[[CODES:.*]] = linalg.generic {{.*}} ins(%arg0, %[[FIXED]]#0, %[[GRID]]#0 : tensor<6x25xf32>, tensor<6xf32>, tensor<6xf32>) outs(%{{.*}} : tensor<6x25xi8>)
 //       CHECK:     math.roundeven
 //       CHECK:     arith.fptosi %{{.*}} : f32 to i32
@@ -32,4 +38,20 @@ func.func @per_channel(%w: tensor<6x25xf32>) -> (tensor<6x25xi8>, tensor<6xf32>,
 func.func @wide(%x: tensor<8xf32>) -> tensor<8xi16> {
   %c, %s, %l = qtrain.quantize %x, 12 role activation rounding nearest_even granularity<per_tensor> : tensor<8xf32> -> tensor<8xi16>, tensor<f32>
   return %c : tensor<8xi16>
+}
+
+// A tensor whose elements divide into rows of 256: the reductions run as
+// [rows, 256] -> [256] (an elementwise inner loop, which vectorizes) and a
+// small [256] -> [] reduction.
+// CHECK-LABEL: func.func @split_reductions
+//       CHECK:   tensor.collapse_shape %arg0 {{.*}} into tensor<8192xf32>
+//       CHECK:   tensor.expand_shape {{.*}} into tensor<32x256xf32>
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} outs({{.*}} : tensor<256xi32>, tensor<256xi32>)
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["reduction"]{{.*}} ins({{.*}} : tensor<256xi32>) outs({{.*}} : tensor<i32>)
+//       CHECK:     arith.minsi
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["reduction"]{{.*}} ins({{.*}} : tensor<256xi32>) outs({{.*}} : tensor<i32>)
+//       CHECK:     arith.maxsi
+func.func @split_reductions(%x: tensor<128x64xf32>) -> tensor<128x64xi8> {
+  %c, %s, %l = qtrain.quantize %x, 8 role activation rounding nearest_even granularity<per_tensor> : tensor<128x64xf32> -> tensor<128x64xi8>, tensor<f32>
+  return %c : tensor<128x64xi8>
 }

@@ -1,0 +1,74 @@
+// RUN: qtrain-opt %s --qtrain-microkernels --split-input-file | FileCheck %s
+
+// An f32 GEMM whose B is a transposed view (N x K storage): the call gets
+// B's strides swapped, C accumulates in place.
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (n, k)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+// CHECK: func.func private @qtrain_uk_gemm_f32(i64, i64, i64, memref<f32>, i64, i64, i64, memref<f32>, i64, i64, i64, memref<f32>, i64, i64, i64)
+// CHECK-LABEL: func.func @f32_transposed_b
+func.func @f32_transposed_b(%a: memref<64x32xf32>, %w: memref<48x32xf32>, %c: memref<64x48xf32>) {
+  // CHECK-DAG: %[[M:.*]] = arith.constant 64 : i64
+  // CHECK-DAG: %[[N:.*]] = arith.constant 48 : i64
+  // CHECK-DAG: %[[K:.*]] = arith.constant 32 : i64
+  // CHECK: %[[BA:.*]], %[[OA:.*]], %{{.*}}:2, %[[SA:.*]]:2 = memref.extract_strided_metadata %arg0
+  // CHECK: %[[BB:.*]], %[[OB:.*]], %{{.*}}:2, %[[SB:.*]]:2 = memref.extract_strided_metadata %arg1
+  // CHECK: %[[SBK:.*]] = arith.index_cast %[[SB]]#1 : index to i64
+  // CHECK: %[[SBN:.*]] = arith.index_cast %[[SB]]#0 : index to i64
+  // CHECK: call @qtrain_uk_gemm_f32(%[[M]], %[[N]], %[[K]], %[[BA]], %{{.*}}, %{{.*}}, %{{.*}}, %[[BB]], %{{.*}}, %[[SBK]], %[[SBN]],
+  // CHECK-NOT: linalg.generic
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<64x32xf32>, memref<48x32xf32>) outs(%c : memref<64x48xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Signed 8-bit codes into i32 sums: the s8 kernel; a subview operand keeps
+// its offset and strides.
+// CHECK-LABEL: func.func @s8_codes
+// CHECK: call @qtrain_uk_gemm_s8s8s32
+// CHECK-NOT: linalg.matmul
+func.func @s8_codes(%a: memref<128x64xi8>, %b: memref<64x100xi8>, %c: memref<128x96xi32>) {
+  %bv = memref.subview %b[0, 2] [64, 96] [1, 1] : memref<64x100xi8> to memref<64x96xi8, strided<[100, 1], offset: 2>>
+  linalg.matmul ins(%a, %bv : memref<128x64xi8>, memref<64x96xi8, strided<[100, 1], offset: 2>>) outs(%c : memref<128x96xi32>)
+  return
+}
+
+// -----
+
+// Not served: zero-extended codes (another product), a batch dimension,
+// a product below min-flops, and tensors (not bufferized).
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: call
+// CHECK: linalg.generic
+// CHECK: arith.extui
+// CHECK: linalg.batch_matmul
+// CHECK: linalg.matmul
+// CHECK: linalg.matmul
+func.func @left_alone(%a: memref<64x64xi8>, %b: memref<64x64xi8>, %c: memref<64x64xi32>,
+                      %ba: memref<2x64x64xf32>, %bb: memref<2x64x64xf32>, %bc: memref<2x64x64xf32>,
+                      %sa: memref<4x4xf32>, %sb: memref<4x4xf32>, %sc: memref<4x4xf32>,
+                      %ta: tensor<64x64xf32>, %tb: tensor<64x64xf32>, %tc: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<64x64xi8>, memref<64x64xi8>) outs(%c : memref<64x64xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %xe = arith.extui %x : i8 to i32
+    %ye = arith.extui %y : i8 to i32
+    %p = arith.muli %xe, %ye : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  linalg.batch_matmul ins(%ba, %bb : memref<2x64x64xf32>, memref<2x64x64xf32>) outs(%bc : memref<2x64x64xf32>)
+  linalg.matmul ins(%sa, %sb : memref<4x4xf32>, memref<4x4xf32>) outs(%sc : memref<4x4xf32>)
+  %r = linalg.matmul ins(%ta, %tb : tensor<64x64xf32>, tensor<64x64xf32>) outs(%tc : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
