@@ -32,6 +32,7 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createConvertQTrainToLinalgPass());
   pm.addPass(createDropAnnotationsPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvToGemmPass());
   pm.addPass(createLoopOrderPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;

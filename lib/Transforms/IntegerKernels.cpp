@@ -9,6 +9,8 @@
 
 #include "qtrain/Transforms/Passes.h"
 
+#include "ConvAsGemm.h"
+
 #include "QTrain/QTrainAttrs.h"
 #include "QTrain/QTrainOps.h"
 
@@ -417,62 +419,15 @@ struct Rewriter {
     FailureOr<Type> acc = accumulator(bound);
     if (failed(acc))
       return failure();
-    MLIRContext *ctx = b.getContext();
-    auto xType = cast<RankedTensorType>(x.getType());
-    auto wType = cast<RankedTensorType>(w.getType());
-    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
-    int64_t n = outType.getDimSize(0), f = outType.getDimSize(1),
-            oh = outType.getDimSize(2), ow = outType.getDimSize(3);
-    int64_t c = wType.getDimSize(1), kh = wType.getDimSize(2),
-            kw = wType.getDimSize(3);
-    auto stride = llvm::to_vector(conv.getStrides().getValues<int64_t>());
-    auto dilation = llvm::to_vector(conv.getDilations().getValues<int64_t>());
-    Type i8 = xType.getElementType();
-    // im2col: (n, oh, ow, c, kh, kw) <- x[n, c, oh*s0 + kh*d0, ow*s1 + kw*d1].
-    AffineExpr d[6];
-    for (unsigned i = 0; i < 6; ++i)
-      d[i] = getAffineDimExpr(i, ctx);
-    AffineMap patchMap =
-        AffineMap::get(6, 0,
-                       {d[0], d[3], d[1] * stride[0] + d[4] * dilation[0],
-                        d[2] * stride[1] + d[5] * dilation[1]},
-                       ctx);
-    Value colsInit = tensor::EmptyOp::create(
-        b, loc, ArrayRef<int64_t>{n, oh, ow, c, kh, kw}, i8);
-    Value cols =
-        linalg::GenericOp::create(
-            b, loc, TypeRange{colsInit.getType()}, ValueRange{x},
-            ValueRange{colsInit},
-            ArrayRef<AffineMap>{patchMap,
-                                AffineMap::getMultiDimIdentityMap(6, ctx)},
-            SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
-            [](OpBuilder &nb, Location nl, ValueRange a) {
-              linalg::YieldOp::create(nb, nl, a[0]);
-            })
-            .getResult(0);
-    int64_t m = n * oh * ow, k = c * kh * kw;
-    Value a = tensor::CollapseShapeOp::create(
-        b, loc, RankedTensorType::get({m, k}, i8), cols,
-        ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
-    Value wFlat = tensor::CollapseShapeOp::create(
-        b, loc, RankedTensorType::get({f, k}, wType.getElementType()), w,
-        ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
-    Value wtInit = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k, f},
-                                           wType.getElementType());
-    Value wt = linalg::TransposeOp::create(b, loc, wFlat, wtInit,
-                                           ArrayRef<int64_t>{1, 0})
-                   ->getResult(0);
-    Value init = zeros({m, f}, *acc);
+    FailureOr<ConvGemmShape> shape = ConvGemmShape::of(conv);
+    if (failed(shape))
+      return failure();
+    Value a = im2col(b, loc, x, *shape);
+    Value wt = filterAsDepthByF(b, loc, w, *shape);
+    Value init = zeros({shape->rows(), shape->f}, *acc);
     linalg::GenericOp gemm = multiplyAccumulate(
         a, wt, init, gemmMaps(/*rhsTransposed=*/false), gemmIterators(), *acc);
-    Value nhwf = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({n, oh, ow, f}, *acc), gemm.getResult(0),
-        ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
-    Value outInit =
-        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{n, f, oh, ow}, *acc);
-    Value t1 = linalg::TransposeOp::create(b, loc, nhwf, outInit,
-                                           ArrayRef<int64_t>{0, 3, 1, 2})
-                   ->getResult(0);
+    Value t1 = rowsAsNchw(b, loc, gemm.getResult(0), *shape);
     return Term{t1, llvm::SmallBitVector(4), gemm};
   }
 
@@ -488,96 +443,18 @@ struct Rewriter {
     FailureOr<Type> acc = accumulator(bound);
     if (failed(acc))
       return failure();
-    MLIRContext *ctx = b.getContext();
-    unsigned numLoops = ranges.size();
-    AffineMap out = maps[2];
-    SmallVector<unsigned> m, n, k;
-    for (unsigned d = 0; d < numLoops; ++d) {
-      bool inX = maps[0].isFunctionOfDim(d), inY = maps[1].isFunctionOfDim(d),
-           inOut = out.isFunctionOfDim(d);
-      if (ShapedType::isDynamic(ranges[d]))
-        return failure();
-      if (inX && inOut && !inY)
-        m.push_back(d);
-      else if (inY && inOut && !inX)
-        n.push_back(d);
-      else if (inX && inY && !inOut)
-        k.push_back(d);
-      else
-        return failure();
-    }
-    if (m.empty() || n.empty() || k.empty())
+    FailureOr<GemmLoops> loops = GemmLoops::of(maps, ranges);
+    if (failed(loops))
       return failure();
-    // Operand `i` gathered into axes `rows` + `k`, flattened to 2-D.
-    auto gather = [&](Value v, unsigned i, ArrayRef<unsigned> rows) {
-      SmallVector<unsigned> axes(rows);
-      axes.append(k.begin(), k.end());
-      SmallVector<AffineExpr> replacements(numLoops,
-                                           getAffineConstantExpr(0, ctx));
-      SmallVector<int64_t> shape;
-      for (auto [pos, d] : llvm::enumerate(axes)) {
-        replacements[d] = getAffineDimExpr(pos, ctx);
-        shape.push_back(ranges[d]);
-      }
-      AffineMap readMap =
-          maps[i].replaceDimsAndSymbols(replacements, {}, axes.size(), 0);
-      Type element = cast<RankedTensorType>(v.getType()).getElementType();
-      Value init = tensor::EmptyOp::create(b, loc, shape, element);
-      Value copy =
-          linalg::GenericOp::create(
-              b, loc, TypeRange{init.getType()}, ValueRange{v},
-              ValueRange{init},
-              ArrayRef<AffineMap>{
-                  readMap, AffineMap::getMultiDimIdentityMap(axes.size(), ctx)},
-              SmallVector<utils::IteratorType>(axes.size(),
-                                               utils::IteratorType::parallel),
-              [](OpBuilder &nb, Location nl, ValueRange a) {
-                linalg::YieldOp::create(nb, nl, a[0]);
-              })
-              .getResult(0);
-      int64_t rowSize = 1, kSize = 1;
-      ReassociationIndices rowGroup, kGroup;
-      for (unsigned p = 0; p < axes.size(); ++p) {
-        if (p < rows.size()) {
-          rowSize *= shape[p];
-          rowGroup.push_back(p);
-        } else {
-          kSize *= shape[p];
-          kGroup.push_back(p);
-        }
-      }
-      return tensor::CollapseShapeOp::create(
-                 b, loc, RankedTensorType::get({rowSize, kSize}, element), copy,
-                 ArrayRef<ReassociationIndices>{rowGroup, kGroup})
-          .getResult();
-    };
-    Value a = gather(x, 0, m), bt = gather(y, 1, n);
+    AffineMap out = maps[2];
+    Value a = gatherRowsByK(b, loc, x, maps[0], loops->m, loops->k, ranges);
+    Value bt = gatherRowsByK(b, loc, y, maps[1], loops->n, loops->k, ranges);
     int64_t mSize = cast<RankedTensorType>(a.getType()).getDimSize(0);
     int64_t nSize = cast<RankedTensorType>(bt.getType()).getDimSize(0);
     Value init = zeros({mSize, nSize}, *acc);
     linalg::GenericOp gemm = multiplyAccumulate(
         a, bt, init, gemmMaps(/*rhsTransposed=*/true), gemmIterators(), *acc);
-    // (m..., n...) back to the output's order.
-    SmallVector<unsigned> mn(m);
-    mn.append(n.begin(), n.end());
-    SmallVector<int64_t> mnShape;
-    ReassociationIndices mGroup, nGroup;
-    for (auto [p, d] : llvm::enumerate(mn)) {
-      mnShape.push_back(ranges[d]);
-      (p < m.size() ? mGroup : nGroup).push_back(p);
-    }
-    Value expanded = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get(mnShape, *acc), gemm.getResult(0),
-        ArrayRef<ReassociationIndices>{mGroup, nGroup});
-    SmallVector<int64_t> perm, outShape;
-    for (AffineExpr e : out.getResults()) {
-      unsigned d = cast<AffineDimExpr>(e).getPosition();
-      perm.push_back(llvm::find(mn, d) - mn.begin());
-      outShape.push_back(ranges[d]);
-    }
-    Value outInit = tensor::EmptyOp::create(b, loc, outShape, *acc);
-    Value t1 = linalg::TransposeOp::create(b, loc, expanded, outInit, perm)
-                   ->getResult(0);
+    Value t1 = gemmAsOutput(b, loc, gemm.getResult(0), out, *loops, ranges);
     return Term{t1, llvm::SmallBitVector(out.getNumResults()), gemm};
   }
 

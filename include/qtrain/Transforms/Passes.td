@@ -420,6 +420,29 @@ def CopiesToLinalgPass : Pass<"qtrain-copies-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def ConvToGemmPass : Pass<"qtrain-conv-to-gemm"> {
+  let summary = "Run f32 2-D convolutions as im2col GEMMs";
+  let description = [{
+    Rewrites each f32 `linalg.conv_2d_nchw_fchw` on static tensors (the fp32
+    variants' forward convolutions and input gradients) into the layout
+    qtrain-integer-kernels gives integer convolutions: the input as
+    (N*OH*OW) x (C*KH*KW) patches, times the filter as (C*KH*KW) x F, a
+    `linalg.matmul` accumulating into the convolution's init laid out as
+    (N*OH*OW) x F rows, put back to NCHW. Likewise an f32 multiply-accumulate
+    generic that reads windows of an operand (a convolution's weight
+    gradient, x[n, c, oh + kh, ow + kw] * e[n, f, oh, ow]) and whose loops
+    are each an M, N or K loop: both operands gathered into (rows, K) order,
+    one GEMM C[m, n] += A[m, k] B[n, k], the result put back in the output's
+    order. The GEMMs are what qtrain-microkernels serves; the direct loops
+    run over rows as short as OW. Results differ from the direct form only
+    by summation order. Part of `qtrain-lower-cpu`, before
+    `qtrain-loop-order`.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def MicrokernelsPass : Pass<"qtrain-microkernels", "::mlir::ModuleOp"> {
   let summary = "Run bufferized GEMMs on qtrain's CPU microkernels";
   let description = [{

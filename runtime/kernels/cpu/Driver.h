@@ -282,30 +282,35 @@ template <class P> void gemmBlocked(Gemm<P> g, Kernel<P> kernel) {
 // Bit-serial
 //===----------------------------------------------------------------------===//
 
-/// Packs the bit planes of q = code + 2^(bits-1) for `lines` lines of K
-/// codes (line l, element k at line.at(l, k)): plane i of line l is the
-/// word row l * bits + i, `words` words long. Returns sum_k q per line.
+/// Writes the `bits` bit planes of q = code + 2^(bits-1) for K contiguous
+/// codes: plane i at row[i * words ...], `words` words (zero past K).
+/// Returns sum_k q.
+using PackLine = int64_t (*)(const int8_t *codes, int64_t K, int bits,
+                             int64_t words, uint64_t *row);
+
+/// The plane rows of `lines` lines of K codes (line l, element k at
+/// line.at(l, k)): plane i of line l is the word row l * bits + i. Strided
+/// lines are gathered first. Stores sum_k q per line in `sums`.
 void packPlanes(View<const int8_t> line, int64_t lines, int64_t K, int bits,
-                int64_t words, uint64_t *planes, int64_t *sums) {
-  int offset = 1 << (bits - 1);
-  uint8_t mask = uint8_t((1 << bits) - 1);
+                int64_t words, uint64_t *planes, int64_t *sums,
+                PackLine packLine) {
+  int8_t *gathered = line.s1 == 1 ? nullptr : scratchLine.get<int8_t>(K);
   for (int64_t l = 0; l < lines; ++l) {
-    uint64_t *row = planes + l * bits * words;
-    int64_t sum = 0;
-    for (int64_t k = 0; k < K; ++k) {
-      uint8_t q = uint8_t(line.at(l, k) + offset) & mask;
-      sum += q;
-      for (int i = 0; i < bits; ++i)
-        row[i * words + k / 64] |= uint64_t((q >> i) & 1) << (k % 64);
+    const int8_t *codes = &line.at(l, 0);
+    if (gathered) {
+      for (int64_t k = 0; k < K; ++k)
+        gathered[k] = line.at(l, k);
+      codes = gathered;
     }
-    sums[l] = sum;
+    sums[l] = packLine(codes, K, bits, words, planes + l * bits * words);
   }
 }
 
 using BinaryTile = void (*)(int ra, int rb, int64_t words, const uint64_t *a,
                            const uint64_t *b, int64_t stride, uint64_t *out);
 
-void bitSerialBlocked(BitSerialOperands o, BinaryTile tileFn) {
+void bitSerialBlocked(BitSerialOperands o, BinaryTile tileFn,
+                      PackLine packLine) {
   auto [M, N, K, a, b, c, aBits, bBits] = o;
   int64_t words = ((K + 63) / 64 + 7) / 8 * 8;
   int mTile = std::max(1, 4 / aBits), nTile = std::max(1, 4 / bBits);
@@ -316,9 +321,10 @@ void bitSerialBlocked(BitSerialOperands o, BinaryTile tileFn) {
   std::fill(aPlanes, aPlanes + mPad * aBits * words, 0);
   std::fill(bPlanes, bPlanes + nPad * bBits * words, 0);
   int64_t *sums = scratchSums.get<int64_t>(M + N);
-  packPlanes(a, M, K, aBits, words, aPlanes, sums);
+  packPlanes(a, M, K, aBits, words, aPlanes, sums, packLine);
   // Columns of B are lines of its transpose.
-  packPlanes({b.p, b.s1, b.s0}, N, K, bBits, words, bPlanes, sums + M);
+  packPlanes({b.p, b.s1, b.s0}, N, K, bBits, words, bPlanes, sums + M,
+             packLine);
   int64_t oa = 1 << (aBits - 1), ob = 1 << (bBits - 1);
   int ra = mTile * aBits, rb = nTile * bBits;
   uint64_t out[16];

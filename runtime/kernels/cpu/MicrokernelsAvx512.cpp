@@ -16,6 +16,8 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
+
 namespace qtrain::uk {
 namespace {
 
@@ -143,6 +145,29 @@ void binaryTileAvx512(int ra, int rb, int64_t words, const uint64_t *a,
                               : tileRow<4>(rb);
   tile(words, a, b, stride, out);
 }
+
+/// 64 codes at a time: offset, then one byte-test mask per plane; the sum
+/// of q through vpsadbw.
+int64_t packLineAvx512(const int8_t *codes, int64_t K, int bits, int64_t words,
+                       uint64_t *row) {
+  const __m512i offset = _mm512_set1_epi8(char(1 << (bits - 1)));
+  const __m512i keep = _mm512_set1_epi8(char((1 << bits) - 1));
+  __m512i sums = _mm512_setzero_si512();
+  for (int64_t w = 0; w < words; ++w) {
+    int64_t k = w * 64;
+    __mmask64 live = k + 64 <= K ? ~__mmask64(0)
+                     : k < K     ? (__mmask64(1) << (K - k)) - 1
+                                 : 0;
+    __m512i q = _mm512_maskz_loadu_epi8(live, codes + std::min(k, K));
+    q = _mm512_maskz_and_epi32(
+        0xffff, _mm512_maskz_add_epi8(live, q, offset), keep);
+    sums = _mm512_add_epi64(sums, _mm512_sad_epu8(q, _mm512_setzero_si512()));
+    for (int i = 0; i < bits; ++i)
+      row[i * words + w] =
+          _mm512_test_epi8_mask(q, _mm512_set1_epi8(char(1 << i)));
+  }
+  return _mm512_reduce_add_epi64(sums);
+}
 } // namespace
 
 void gemmF32Avx512(GemmOperands<float, float> operands) {
@@ -154,8 +179,130 @@ void gemmBF16Avx512(GemmOperands<float, float> operands) {
 void gemmS8Avx512(GemmOperands<int8_t, int32_t> operands) {
   gemmBlocked<S8>(operands, kernelU8S8Avx512);
 }
+namespace {
+/// The bit-serial GEMM with columns across vector lanes: B's planes are
+/// stored [plane j][word w][column n], so a zmm holds one word of 8
+/// columns; a tile of MR rows x NV vectors of 8 columns keeps one
+/// accumulator per (row, a-plane, b-plane, vector) and adds
+/// popcount(broadcast A word & B words) per word. No horizontal sums: the
+/// planes are combined (weights 2^(i+j)), the centring taken out with row
+/// and column sums, and 8 results added to C per vector.
+template <int BA, int BB> struct BitSerialTiles {
+  static constexpr int NV = BA * BB == 1 ? 4 : BA * BB <= 4 ? 2 : 1;
+  static constexpr int MR =
+      BA * BB == 1 ? 4 : std::max(1, 24 / (BA * BB * NV));
+
+  static void run(const BitSerialOperands &o) {
+    auto [M, N, K, a, b, c, aBits, bBits] = o;
+    int64_t words = (K + 63) / 64;
+    int64_t mPad = (M + MR - 1) / MR * MR;
+    int64_t nPad = (N + 8 * NV - 1) / (8 * NV) * (8 * NV);
+    uint64_t *aPlanes = scratchA.get<uint64_t>(mPad * BA * words);
+    uint64_t *bPlanes = scratchB.get<uint64_t>(BB * words * nPad);
+    int64_t *sums = scratchSums.get<int64_t>(mPad + nPad);
+    std::fill(aPlanes + M * BA * words, aPlanes + mPad * BA * words, 0);
+    std::fill(sums, sums + mPad + nPad, 0);
+    packPlanes(a, M, K, BA, words, aPlanes, sums, packLineAvx512);
+    // B's columns: planes of one column, then scattered to [j][w][n].
+    std::vector<uint64_t> column(size_t(BB * words));
+    std::vector<int8_t> line(size_t(b.s0 == 1 ? 0 : K));
+    for (int64_t n = 0; n < nPad; ++n) {
+      if (n < N) {
+        const int8_t *codes = &b.at(0, n);
+        if (b.s0 != 1) {
+          for (int64_t k = 0; k < K; ++k)
+            line[size_t(k)] = b.at(k, n);
+          codes = line.data();
+        }
+        sums[mPad + n] = packLineAvx512(codes, K, BB, words, column.data());
+      } else {
+        std::fill(column.begin(), column.end(), 0);
+      }
+      for (int j = 0; j < BB; ++j)
+        for (int64_t w = 0; w < words; ++w)
+          bPlanes[(j * words + w) * nPad + n] = column[j * words + w];
+    }
+    const __m512i oa = _mm512_set1_epi64(int64_t(1) << (BA - 1));
+    const __m512i kab =
+        _mm512_set1_epi64(K * (int64_t(1) << (BA - 1)) * (int64_t(1) << (BB - 1)));
+    for (int64_t n0 = 0; n0 < N; n0 += 8 * NV)
+      for (int64_t m0 = 0; m0 < M; m0 += MR) {
+        __m512i acc[MR][BA][BB][NV];
+        for (int r = 0; r < MR; ++r)
+          for (int i = 0; i < BA; ++i)
+            for (int j = 0; j < BB; ++j)
+              for (int v = 0; v < NV; ++v)
+                acc[r][i][j][v] = _mm512_setzero_si512();
+        const uint64_t *aRow = aPlanes + m0 * BA * words;
+        for (int64_t w = 0; w < words; ++w) {
+          __m512i bv[BB][NV];
+          for (int j = 0; j < BB; ++j)
+            for (int v = 0; v < NV; ++v)
+              bv[j][v] =
+                  _mm512_loadu_si512(bPlanes + (j * words + w) * nPad + n0 + 8 * v);
+          for (int r = 0; r < MR; ++r)
+            for (int i = 0; i < BA; ++i) {
+              __m512i av = _mm512_set1_epi64(
+                  int64_t(aRow[(r * BA + i) * words + w]));
+              for (int j = 0; j < BB; ++j)
+                for (int v = 0; v < NV; ++v)
+                  acc[r][i][j][v] = _mm512_add_epi64(
+                      acc[r][i][j][v],
+                      _mm512_popcnt_epi64(_mm512_and_si512(av, bv[j][v])));
+            }
+        }
+        for (int v = 0; v < NV; ++v) {
+          int64_t nBase = n0 + 8 * v;
+          if (nBase >= N)
+            break;
+          __m512i colSum = _mm512_loadu_si512(sums + mPad + nBase);
+          for (int r = 0; r < MR && m0 + r < M; ++r) {
+            __m512i q = _mm512_setzero_si512();
+            for (int i = 0; i < BA; ++i)
+              for (int j = 0; j < BB; ++j)
+                q = _mm512_add_epi64(
+                    q, _mm512_slli_epi64(acc[r][i][j][v], unsigned(i + j)));
+            // sum (qa - oa)(qb - ob) = qq - ob*rowsum - oa*colsum + K oa ob
+            q = _mm512_sub_epi64(
+                q, _mm512_set1_epi64(sums[m0 + r] << (BB - 1)));
+            q = _mm512_sub_epi64(q, _mm512_mullo_epi64(oa, colSum));
+            q = _mm512_add_epi64(q, kab);
+            __m256i y32 = _mm512_cvtepi64_epi32(q);
+            int64_t live = std::min<int64_t>(8, N - nBase);
+            int32_t *y = &c.at(m0 + r, nBase);
+            if (c.s1 == 1) {
+              __mmask8 mask = __mmask8((1u << live) - 1);
+              __m256i old = _mm256_maskz_loadu_epi32(mask, y);
+              _mm256_mask_storeu_epi32(y, mask, _mm256_add_epi32(old, y32));
+            } else {
+              alignas(32) int32_t lanes[8];
+              _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), y32);
+              for (int64_t l = 0; l < live; ++l)
+                y[l * c.s1] = int32_t(uint32_t(y[l * c.s1]) + uint32_t(lanes[l]));
+            }
+          }
+        }
+      }
+  }
+};
+
+template <int BA> void runWithB(const BitSerialOperands &o) {
+  switch (o.bBits) {
+  case 1: return BitSerialTiles<BA, 1>::run(o);
+  case 2: return BitSerialTiles<BA, 2>::run(o);
+  case 3: return BitSerialTiles<BA, 3>::run(o);
+  default: return BitSerialTiles<BA, 4>::run(o);
+  }
+}
+} // namespace
+
 void bitSerialAvx512(BitSerialOperands operands) {
-  bitSerialBlocked(operands, binaryTileAvx512);
+  switch (operands.aBits) {
+  case 1: return runWithB<1>(operands);
+  case 2: return runWithB<2>(operands);
+  case 3: return runWithB<3>(operands);
+  default: return runWithB<4>(operands);
+  }
 }
 
 } // namespace qtrain::uk

@@ -152,8 +152,27 @@ void portableBinaryTile(int ra, int rb, int64_t words, const uint64_t *a,
 }
 
 
+int64_t portablePackLine(const int8_t *codes, int64_t K, int bits,
+                         int64_t words, uint64_t *row) {
+  int offset = 1 << (bits - 1);
+  uint8_t mask = uint8_t((1 << bits) - 1);
+  int64_t sum = 0;
+  for (int64_t w = 0; w < words; ++w) {
+    uint64_t plane[8] = {};
+    for (int64_t k = w * 64; k < std::min(K, w * 64 + 64); ++k) {
+      uint8_t q = uint8_t(codes[k] + offset) & mask;
+      sum += q;
+      for (int i = 0; i < bits; ++i)
+        plane[i] |= uint64_t((q >> i) & 1) << (k % 64);
+    }
+    for (int i = 0; i < bits; ++i)
+      row[i * words + w] = plane[i];
+  }
+  return sum;
+}
+
 void portableBitSerial(BitSerialOperands o) {
-  bitSerialBlocked(o, portableBinaryTile);
+  bitSerialBlocked(o, portableBinaryTile, portablePackLine);
 }
 
 } // namespace
