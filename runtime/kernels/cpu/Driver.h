@@ -68,7 +68,7 @@ struct F32 {
   using PB = float;
   using Acc = float;
   static constexpr int KG = 1;
-  static constexpr int64_t KC = 512, MC = 240, NC = 2048;
+  static constexpr int64_t KC = 1024, MC = 120, NC = 2048;
   static constexpr bool kOffsetA = false;
   static PA packA(float x) { return x; }
   static PB packB(float x) { return x; }
@@ -82,7 +82,7 @@ struct BF16 {
   using PB = uint16_t;
   using Acc = float;
   static constexpr int KG = 2;
-  static constexpr int64_t KC = 512, MC = 240, NC = 2048;
+  static constexpr int64_t KC = 1024, MC = 120, NC = 2048;
   static constexpr bool kOffsetA = false;
   static PA packA(float x) { return toBF16(x); }
   static PB packB(float x) { return toBF16(x); }
@@ -100,7 +100,7 @@ struct S8 {
   using PB = int8_t;
   using Acc = int32_t;
   static constexpr int KG = 4;
-  static constexpr int64_t KC = 1024, MC = 240, NC = 2048;
+  static constexpr int64_t KC = 2048, MC = 120, NC = 2048;
   static constexpr bool kOffsetA = true;
   static PA packA(int8_t x) { return uint8_t(x) ^ 0x80; }
   static PB packB(int8_t x) { return x; }
