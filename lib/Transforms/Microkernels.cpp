@@ -10,6 +10,8 @@
 #include "qtrain/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::qtrain {
 #define GEN_PASS_DEF_MICROKERNELSPASS
@@ -66,6 +68,78 @@ int64_t resultOf(AffineMap map, unsigned dim) {
   return -1;
 }
 
+/// The buffer `v` is a view of.
+Value rootOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// Whether two buffer roots may be the same memory: distinct allocations
+/// never are, nor an allocation and a function argument.
+bool mayAlias(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto fresh = [](Value v) {
+    return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(v.getDefiningOp());
+  };
+  if (fresh(a) && (fresh(b) || isa<BlockArgument>(b)))
+    return false;
+  if (fresh(b) && isa<BlockArgument>(a))
+    return false;
+  return true;
+}
+
+/// Whether an op strictly between `from` and `to` (same block) may write
+/// memory that `buffer` aliases.
+bool writtenBetween(Operation *from, Operation *to, Value buffer) {
+  Value root = rootOf(buffer);
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode()) {
+    std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+        getEffectsRecursively(op);
+    if (!effects)
+      return true;
+    for (const MemoryEffects::EffectInstance &effect : *effects) {
+      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect()))
+        continue;
+      Value written = effect.getValue();
+      if (!written || mayAlias(rootOf(written), root))
+        return true;
+    }
+  }
+  return false;
+}
+
+/// When `operand` is a fresh buffer that a 2-D linalg.transpose filled from
+/// `source` just for `gemm` (its only other users deallocate it) and nothing
+/// writes `source` in between: the transpose, so the GEMM can read
+/// `source` with its strides permuted instead.
+linalg::TransposeOp foldableTranspose(linalg::LinalgOp gemm, Value operand) {
+  auto alloc = operand.getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return {};
+  linalg::TransposeOp transpose;
+  for (Operation *user : alloc->getUsers()) {
+    if (user == gemm.getOperation() || isa<memref::DeallocOp>(user))
+      continue;
+    auto t = dyn_cast<linalg::TransposeOp>(user);
+    if (!t || transpose || t.getInit() != operand)
+      return {};
+    transpose = t;
+  }
+  if (!transpose || transpose->getBlock() != gemm->getBlock() ||
+      !transpose->isBeforeInBlock(gemm) ||
+      writtenBetween(transpose, gemm, transpose.getInput()))
+    return {};
+  // Deallocations must come after the GEMM.
+  for (Operation *user : alloc->getUsers())
+    if (isa<memref::DeallocOp>(user) &&
+        (user->getBlock() != gemm->getBlock() || user->isBeforeInBlock(gemm)))
+      return {};
+  return transpose;
+}
+
 struct MicrokernelsPass
     : mlir::qtrain::impl::MicrokernelsPassBase<MicrokernelsPass> {
   using MicrokernelsPassBase::MicrokernelsPassBase;
@@ -116,15 +190,24 @@ struct MicrokernelsPass
       return arith::IndexCastOp::create(b, loc, i64, index);
     };
     SmallVector<Value> args;
-    // Base, offset and the strides along loops `first` and `second`.
+    SmallVector<linalg::TransposeOp> folded;
+    // Base, offset and the strides along loops `first` and `second`; an
+    // input that a transpose filled is read from the transpose's source.
     auto pass = [&](OpOperand *operand, unsigned first, unsigned second) {
       AffineMap map = op.getMatchingIndexingMap(operand);
-      auto meta =
-          memref::ExtractStridedMetadataOp::create(b, loc, operand->get());
+      Value buffer = operand->get();
+      SmallVector<int64_t> perm{0, 1};
+      if (op.isDpsInput(operand))
+        if (linalg::TransposeOp t = foldableTranspose(op, buffer)) {
+          buffer = t.getInput();
+          perm.assign(t.getPermutation().begin(), t.getPermutation().end());
+          folded.push_back(t);
+        }
+      auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
       args.push_back(meta.getBaseBuffer());
       args.push_back(asI64(meta.getOffset()));
-      args.push_back(asI64(meta.getStrides()[resultOf(map, first)]));
-      args.push_back(asI64(meta.getStrides()[resultOf(map, second)]));
+      args.push_back(asI64(meta.getStrides()[perm[resultOf(map, first)]]));
+      args.push_back(asI64(meta.getStrides()[perm[resultOf(map, second)]]));
     };
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     for (unsigned loop : {m, n, k})
@@ -144,6 +227,19 @@ struct MicrokernelsPass
     func::CallOp::create(b, loc, callee, args);
     op->erase();
     ++numCalls;
+    // A folded transpose's buffer is now only deallocated.
+    for (linalg::TransposeOp t : folded) {
+      Value buffer = t.getInit();
+      t->erase();
+      ++numFoldedTransposes;
+      if (llvm::all_of(buffer.getUsers(), [](Operation *user) {
+            return isa<memref::DeallocOp>(user);
+          })) {
+        for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
+          user->erase();
+        buffer.getDefiningOp()->erase();
+      }
+    }
   }
 };
 

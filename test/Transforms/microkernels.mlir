@@ -72,3 +72,41 @@ func.func @left_alone(%a: memref<64x64xi8>, %b: memref<64x64xi8>, %c: memref<64x
   %r = linalg.matmul ins(%ta, %tb : tensor<64x64xf32>, tensor<64x64xf32>) outs(%tc : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %r : tensor<64x64xf32>
 }
+
+// -----
+
+// The W^T of a linear layer: a fresh buffer a transpose fills only for the
+// GEMM is read from W in place (strides swapped); the copy and its buffer
+// go away.
+// CHECK-LABEL: func.func @folded_transpose
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: memref.alloc
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}:2, %[[SW:.*]]:2 = memref.extract_strided_metadata %arg1
+// CHECK: %[[SK:.*]] = arith.index_cast %[[SW]]#1 : index to i64
+// CHECK: %[[SN:.*]] = arith.index_cast %[[SW]]#0 : index to i64
+// CHECK: call @qtrain_uk_gemm_f32({{.*}}, %[[SK]], %[[SN]],
+// CHECK-NOT: memref.dealloc
+func.func @folded_transpose(%x: memref<64x32xf32>, %w: memref<48x32xf32>, %y: memref<64x48xf32>) {
+  %wt = memref.alloc() : memref<32x48xf32>
+  linalg.transpose ins(%w : memref<48x32xf32>) outs(%wt : memref<32x48xf32>) permutation = [1, 0]
+  linalg.matmul ins(%x, %wt : memref<64x32xf32>, memref<32x48xf32>) outs(%y : memref<64x48xf32>)
+  memref.dealloc %wt : memref<32x48xf32>
+  return
+}
+
+// -----
+
+// Not folded: W is written between the transpose and the GEMM.
+// CHECK-LABEL: func.func @written_source
+// CHECK: linalg.transpose
+// CHECK: linalg.fill
+// CHECK: call @qtrain_uk_gemm_f32
+func.func @written_source(%x: memref<64x32xf32>, %w: memref<48x32xf32>, %y: memref<64x48xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %wt = memref.alloc() : memref<32x48xf32>
+  linalg.transpose ins(%w : memref<48x32xf32>) outs(%wt : memref<32x48xf32>) permutation = [1, 0]
+  linalg.fill ins(%zero : f32) outs(%w : memref<48x32xf32>)
+  linalg.matmul ins(%x, %wt : memref<64x32xf32>, memref<32x48xf32>) outs(%y : memref<64x48xf32>)
+  memref.dealloc %wt : memref<32x48xf32>
+  return
+}

@@ -459,7 +459,11 @@ def MicrokernelsPass : Pass<"qtrain-microkernels", "::mlir::ModuleOp"> {
     Operands keep their layout: each is passed as its base pointer, offset
     and the strides of its M/K, K/N or M/N dimensions (taken with
     `memref.extract_strided_metadata`), so transposed views and subviews are
-    served without a copy. The kernels accumulate into the output buffer,
+    served without a copy. An input that is a fresh buffer filled by a 2-D
+    `linalg.transpose` only for this GEMM (the `W^T` of a linear layer, the
+    transposed filter of an im2col convolution) is read from the
+    transpose's source with its strides permuted, and the transpose and
+    its buffer are removed, when nothing writes the source in between. The kernels accumulate into the output buffer,
     as the contraction does into its init. Integer results are bit-identical
     to the loop form (both wrap in 32 bits and are exact whenever the sum
     fits, which qtrain-integer-kernels guarantees when it picks i32); f32
@@ -479,6 +483,8 @@ def MicrokernelsPass : Pass<"qtrain-microkernels", "::mlir::ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numCalls", "microkernel-calls", "GEMMs rewritten into calls">,
+    Statistic<"numFoldedTransposes", "folded-transposes",
+              "Transposed copies of inputs read in place instead">,
   ];
 }
 
