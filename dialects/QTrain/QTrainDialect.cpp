@@ -77,6 +77,16 @@ LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
                               "\"weight_grad\", got "
                            << attr.getValue();
   }
+  if (attr.getName() == kCodeBitsAttrName) {
+    auto bits = dyn_cast<DenseI32ArrayAttr>(attr.getValue());
+    if (bits && bits.size() == 2 &&
+        llvm::all_of(bits.asArrayRef(), [](int32_t b) { return b >= 1 && b <= 16; }))
+      return success();
+    return op->emitError() << "'" << kCodeBitsAttrName
+                           << "' must be array<i32: a, b> with 1 <= a, b <= "
+                              "16, got "
+                           << attr.getValue();
+  }
   return op->emitError() << "unknown qtrain attribute '"
                          << attr.getName().getValue() << "' on an operation";
 }

@@ -7,6 +7,8 @@
 
 #include "qtrain/Transforms/Passes.h"
 
+#include "QTrain/QTrainAttrs.h"
+
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace mlir::qtrain {
@@ -22,12 +24,17 @@ bool isQTrain(NamedAttribute attr) {
   return attr.getName().getValue().starts_with("qtrain.");
 }
 
+/// Kept for the lowering: qtrain-microkernels consumes it.
+bool isLoweringHint(NamedAttribute attr) {
+  return attr.getName() == mlir::qtrain::kCodeBitsAttrName;
+}
+
 struct DropAnnotationsPass
     : mlir::qtrain::impl::DropAnnotationsPassBase<DropAnnotationsPass> {
   void runOnOperation() override {
     getOperation()->walk([](Operation *op) {
       for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
-        if (isQTrain(attr))
+        if (isQTrain(attr) && !isLoweringHint(attr))
           op->removeDiscardableAttr(attr.getName());
       auto fn = dyn_cast<FunctionOpInterface>(op);
       if (!fn)

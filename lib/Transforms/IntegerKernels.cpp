@@ -697,8 +697,12 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
             nb, nl,
             arith::TruncFOp::create(nb, nl, nb.getF32Type(), y).getResult());
       });
-  // The integer product keeps the product's tags.
+  // The integer product keeps the product's tags, and tells the lowering
+  // the widths of its codes (qtrain-microkernels picks a kernel by them).
   copyTags(op, t1->sum);
+  t1->sum->setAttr(kCodeBitsAttrName,
+                   DenseI32ArrayAttr::get(t1->sum->getContext(), {int32_t(factors[0].bits),
+                                                int32_t(factors[1].bits)}));
   op->replaceAllUsesWith(epilogue->getResults());
   op->erase();
   // The factors may share their quantizer and chain (x * x): erase each op

@@ -9,6 +9,8 @@
 
 #include "qtrain/Transforms/Passes.h"
 
+#include "QTrain/QTrainAttrs.h"
+
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -21,6 +23,15 @@ namespace mlir::qtrain {
 using namespace mlir;
 
 namespace {
+
+/// The code widths qtrain-integer-kernels recorded on `op`, if valid.
+std::optional<std::pair<int32_t, int32_t>> codeBits(Operation *op) {
+  auto bits = op->getAttrOfType<DenseI32ArrayAttr>(mlir::qtrain::kCodeBitsAttrName);
+  if (!bits || bits.size() != 2 || bits[0] < 1 || bits[0] > 8 ||
+      bits[1] < 1 || bits[1] > 8)
+    return std::nullopt;
+  return std::make_pair(bits[0], bits[1]);
+}
 
 /// The kernel serving `op`'s element types and body, if any.
 std::optional<StringRef> kernelFor(linalg::LinalgOp op) {
@@ -53,8 +64,14 @@ std::optional<StringRef> kernelFor(linalg::LinalgOp op) {
                ext.getType().isInteger(32);
       return isa<arith::MulIOp, arith::AddIOp, linalg::YieldOp>(inner);
     });
-    if (isMulAdd && signedCasts)
-      return StringRef("qtrain_uk_gemm_s8s8s32");
+    if (!isMulAdd || !signedCasts)
+      return std::nullopt;
+    // Narrow codes (qtrain-integer-kernels says how narrow): bit-serial
+    // when it has at most 4 bit-plane pairs, where it is faster than VNNI.
+    if (std::optional<std::pair<int32_t, int32_t>> bits = codeBits(op))
+      if (bits->first * bits->second <= 4)
+        return StringRef("qtrain_uk_gemm_bitserial");
+    return StringRef("qtrain_uk_gemm_s8s8s32");
   }
   return std::nullopt;
 }
@@ -153,6 +170,8 @@ struct MicrokernelsPass
     });
     for (auto [op, kernel] : gemms)
       rewrite(module, op, kernel);
+    // The hint has done its job; nothing below reads it.
+    module.walk([](Operation *op) { op->removeAttr(mlir::qtrain::kCodeBitsAttrName); });
   }
 
   /// The kernel for `op` when it is one bufferized GEMM worth a call.
@@ -216,6 +235,12 @@ struct MicrokernelsPass
     pass(op.getDpsInputOperand(0), m, k);
     pass(op.getDpsInputOperand(1), k, n);
     pass(op.getDpsInitOperand(0), m, n);
+    if (kernel == "qtrain_uk_gemm_bitserial") {
+      auto [aBits, bBits] = *codeBits(op);
+      for (int32_t w : {aBits, bBits})
+        args.push_back(
+            arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(w)));
+    }
 
     auto callee = module.lookupSymbol<func::FuncOp>(kernel);
     auto type = b.getFunctionType(ValueRange(args).getTypes(), {});

@@ -14,8 +14,9 @@
 //       CHECK:   %[[CX:.*]], %[[SX:.*]], %[[LX:.*]] = qtrain.quantize %arg0, 4 role activation rounding nearest_even granularity<per_tensor> : tensor<8x16xf32> -> tensor<8x16xi8>, tensor<f32>
 //       CHECK:   %[[CW:.*]], %[[SW:.*]], %[[LW:.*]] = qtrain.quantize %arg1, 4 role weight rounding nearest_even granularity<per_channel, axis = 0> : tensor<4x16xf32> -> tensor<4x16xi8>, tensor<4xf32>
 //       CHECK:   %[[CWT:.*]] = linalg.transpose ins(%[[CW]] : tensor<4x16xi8>) outs(%{{.*}} : tensor<16x4xi8>) permutation = [1, 0]
-// T1 = sum cx * cw over the full loops, with the product's tags.
-//       CHECK:   %[[T1:.*]] = linalg.generic {{.*}} ins(%[[CX]], %[[CWT]] : tensor<8x16xi8>, tensor<16x4xi8>) outs(%{{.*}} : tensor<8x4xi32>) attrs = {qtrain.layer = 0 : i64, qtrain.product = "forward"}
+// T1 = sum cx * cw over the full loops, with the product's tags and the
+// widths of its codes (for qtrain-microkernels).
+//       CHECK:   %[[T1:.*]] = linalg.generic {{.*}} ins(%[[CX]], %[[CWT]] : tensor<8x16xi8>, tensor<16x4xi8>) outs(%{{.*}} : tensor<8x4xi32>) attrs = {qtrain.code_bits = array<i32: 4, 4>, qtrain.layer = 0 : i64, qtrain.product = "forward"}
 //       CHECK:     arith.extsi %{{.*}} : i8 to i32
 //       CHECK:     arith.muli
 //       CHECK:     arith.addi
@@ -62,7 +63,7 @@ func.func @linear_b4(%x: tensor<8x16xf32>, %w: tensor<4x16xf32>, %init: tensor<8
 // CHECK-LABEL: func.func @wide_b12
 //  CHECK-SAME:   kernel = "i16"
 //       CHECK:   qtrain.quantize %arg0, 12 {{.*}} -> tensor<8x1024xi16>, tensor<f32>
-//       CHECK:   outs(%{{.*}} : tensor<8x4xi64>) attrs = {qtrain.layer = 1 : i64
+//       CHECK:   outs(%{{.*}} : tensor<8x4xi64>) attrs = {qtrain.code_bits = array<i32: 12, 12>, qtrain.layer = 1 : i64
 //       CHECK:   arith.extsi %{{.*}} : i16 to i64
 //       CHECK:   outs(%{{.*}} : tensor<8x1xi32>)
 //       CHECK:   outs(%{{.*}} : tensor<1x4xi32>)
@@ -97,7 +98,7 @@ func.func @wide_b12(%x: tensor<8x1024xf32>, %w: tensor<1024x4xf32>, %init: tenso
 //       CHECK:   %[[COLS:.*]] = linalg.generic {{.*}} ins(%[[PADDED:.*]] : tensor<2x1x8x8xi8>) outs(%{{.*}} : tensor<2x6x6x1x3x3xi8>)
 //       CHECK:   tensor.collapse_shape %[[COLS]] {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<2x6x6x1x3x3xi8> into tensor<72x9xi8>
 //       CHECK:   linalg.transpose ins(%{{.*}} : tensor<3x9xi8>) outs(%{{.*}} : tensor<9x3xi8>)
-//       CHECK:   %[[GEMM:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<72x3xi32>) attrs = {qtrain.layer = 2 : i64
+//       CHECK:   %[[GEMM:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<72x3xi32>) attrs = {qtrain.code_bits = array<i32: {{[0-9]+}}, {{[0-9]+}}>, qtrain.layer = 2 : i64
 //       CHECK:   tensor.expand_shape %[[GEMM]] {{.*}} into tensor<2x6x6x3xi32>
 //       CHECK:   linalg.transpose ins(%{{.*}} : tensor<2x6x6x3xi32>) outs(%{{.*}} : tensor<2x3x6x6xi32>) permutation = [0, 3, 1, 2]
 // T2: the activation's codes summed over the channels first (the weight's

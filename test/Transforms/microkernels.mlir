@@ -110,3 +110,38 @@ func.func @written_source(%x: memref<64x32xf32>, %w: memref<48x32xf32>, %y: memr
   memref.dealloc %wt : memref<32x48xf32>
   return
 }
+
+// -----
+
+// qtrain.code_bits (left by qtrain-integer-kernels): 2 x 2-bit codes run
+// bit-serial, 3 x 3 (9 plane pairs) stay on VNNI; the hint is removed.
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @narrow_codes
+// CHECK: %[[A:.*]] = arith.constant 2 : i32
+// CHECK: %[[B:.*]] = arith.constant 2 : i32
+// CHECK: call @qtrain_uk_gemm_bitserial({{.*}}, %[[A]], %[[B]])
+// CHECK: call @qtrain_uk_gemm_s8s8s32
+// CHECK-NOT: qtrain.code_bits
+func.func @narrow_codes(%a: memref<64x64xi8>, %b: memref<64x64xi8>, %c: memref<64x64xi32>, %d: memref<64x64xi32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<64x64xi8>, memref<64x64xi8>) outs(%c : memref<64x64xi32>) attrs = {qtrain.code_bits = array<i32: 2, 2>} {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %xe = arith.extsi %x : i8 to i32
+    %ye = arith.extsi %y : i8 to i32
+    %p = arith.muli %xe, %ye : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<64x64xi8>, memref<64x64xi8>) outs(%d : memref<64x64xi32>) attrs = {qtrain.code_bits = array<i32: 3, 3>} {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %xe = arith.extsi %x : i8 to i32
+    %ye = arith.extsi %y : i8 to i32
+    %p = arith.muli %xe, %ye : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  return
+}

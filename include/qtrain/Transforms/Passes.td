@@ -455,6 +455,14 @@ def MicrokernelsPass : Pass<"qtrain-microkernels", "::mlir::ModuleOp"> {
     |---|---|---|---|
     | f32, f32 | f32 | mulf, addf | `qtrain_uk_gemm_f32` |
     | i8, i8 (sign-extended) | i32 | extsi, muli, addi | `qtrain_uk_gemm_s8s8s32` |
+    | same, `qtrain.code_bits = [a, b]` with a * b <= 4 | i32 | same | `qtrain_uk_gemm_bitserial` |
+
+    `qtrain.code_bits` is the hint qtrain-integer-kernels leaves on an
+    integer product's main contraction: its codes are centred a-bit and
+    b-bit integers. With at most 4 bit-plane pairs (1x1 ... 2x2, 1x4) the
+    bit-serial kernel (AND + popcount) is faster than 8-bit VNNI, so 1- and
+    2-bit products get cheaper as bits fall. The pass removes the hint from
+    every op.
 
     Operands keep their layout: each is passed as its base pointer, offset
     and the strides of its M/K, K/N or M/N dimensions (taken with
@@ -492,7 +500,8 @@ def DropAnnotationsPass : Pass<"qtrain-drop-annotations", "::mlir::ModuleOp"> {
   let summary = "Remove qtrain's discardable attributes before lowering";
   let description = [{
     Removes every `qtrain.*` discardable attribute from ops, function
-    arguments and results. Once the manifest has been read and the variants
+    arguments and results, except `qtrain.code_bits` (a lowering hint that
+    qtrain-microkernels consumes). Once the manifest has been read and the variants
     materialized, the annotations have done their job; some are tied to
     tensor types (`qtrain.init`) that bufferization changes, and LLVM IR has
     no place for any of them. First pass of `qtrain-lower-cpu`.
