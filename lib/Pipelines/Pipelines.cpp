@@ -33,6 +33,8 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createDropAnnotationsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvToGemmPass());
+  pm.addPass(createFoldTransposesPass());
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createLoopOrderPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;

@@ -443,6 +443,22 @@ def ConvToGemmPass : Pass<"qtrain-conv-to-gemm"> {
   ];
 }
 
+def FoldTransposesPass : Pass<"qtrain-fold-transposes"> {
+  let summary = "Read transposed tensors in place through permuted maps";
+  let description = [{
+    A `linalg.generic` input that is the result of a `linalg.transpose` (on
+    tensors) is replaced by the transpose's input, read through the
+    permuted indexing map; the transpose is removed once nothing else reads
+    it. The integer products read their weights' codes this way (the codes
+    of W for y = x W^T, the column sums of the corrections), so no
+    transposed copy of the codes is made: the microkernels take any strides
+    and a sum over a transposed operand becomes a sum along its rows. Part
+    of `qtrain-lower-cpu`, before `qtrain-loop-order`. The values read are
+    the same, so results are bit for bit unchanged.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def MicrokernelsPass : Pass<"qtrain-microkernels", "::mlir::ModuleOp"> {
   let summary = "Run bufferized GEMMs on qtrain's CPU microkernels";
   let description = [{
