@@ -16,12 +16,18 @@
 ///                      operands + integer product + corrections, as
 ///                      training runs it
 ///
+///   uk ...             the microkernels of runtime/kernels/cpu on their
+///                      own: f32 and bf16 on x and W, the integer ones on
+///                      given codes (no quantization)
+///
 /// Median of 9 repetitions after 2 warm-ups; prints ms, GOP/s (2 M N K),
-/// the ratio to qtrain fp32 and to oneDNN u8s8s32, and the share of the
-/// per-core instruction peak (fp32 FMA 64, bf16 128, int8 VNNI 256 ops per
-/// cycle at the nominal clock). Every output is checked: fp32 kernels
-/// against an fp64 product, integer ones against the fp64 product within
-/// the quantization error of their bitwidth.
+/// the ratio to qtrain fp32, to qtrain int8 and to oneDNN u8s8s32, and the
+/// share of the per-core instruction peak (fp32 FMA 64, bf16 128, int8 VNNI
+/// 256 ops per cycle at the nominal clock). Every output is checked: fp32
+/// kernels against an fp64 product, quantized ones against the fp64
+/// product within the quantization error of their bitwidth, the
+/// microkernels' integer results bit for bit against int64 sums at 4096
+/// sampled outputs (the error column counts mismatches).
 ///
 //===----------------------------------------------------------------------===//
 
@@ -108,8 +114,13 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "qtrain-bench-gemm: %s\n", dlerror());
     return 2;
   }
-  // oneDNN reads OMP_NUM_THREADS at start-up: run.sh sets it.
+  // oneDNN reads OMP_NUM_THREADS at start-up: run.sh sets it. The
+  // variants' GEMMs run on the copy of the microkernels linked into
+  // VARIANTS.so: set its thread count there.
   openblas_set_num_threads(threads);
+  if (auto setThreads = reinterpret_cast<void (*)(int32_t)>(
+          dlsym(lib, "qtrain_uk_set_num_threads")))
+    setThreads(threads);
 
   std::mt19937 gen(1);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -147,7 +158,7 @@ int main(int argc, char **argv) {
     std::copy(w.begin(), w.end(), wIn.begin());
     std::fill(init.begin(), init.end(), 0.0f);
   });
-  for (int bits : {0, 8, 4, 2}) {
+  for (int bits : {0, 8, 4, 2, 1}) {
     std::string symbol = "train_step_site0_forward_b" + std::to_string(bits);
     auto fn = reinterpret_cast<Variant>(dlsym(lib, symbol.c_str()));
     if (!fn)
@@ -292,19 +303,27 @@ int main(int argc, char **argv) {
   }
 
   double fp32Ms = rows.front().name == "qtrain fp32" ? rows.front().ms : 0;
-  std::printf("M=%lld N=%lld K=%lld, %d thread(s), clock %.2f GHz\n",
-              (long long)M, (long long)N, (long long)K, threads, ghz);
-  std::printf("%-16s %10s %9s %11s %11s %8s %10s\n", "kernel", "ms", "GOP/s",
-              "vs qt fp32", "vs u8s8s32", "% peak", "rel err");
+  double int8Ms = 0;
+  for (const Row &r : rows)
+    if (r.name == "qtrain int8")
+      int8Ms = r.ms;
+  std::printf("M=%lld N=%lld K=%lld, %d thread(s), clock %.2f GHz, "
+              "kernels: %s, OpenBLAS core: %s\n",
+              (long long)M, (long long)N, (long long)K, threads, ghz,
+              qtrain_uk_isa(), openblas_get_corename());
+  std::printf("%-17s %10s %9s %11s %11s %11s %8s %10s\n", "kernel", "ms",
+              "GOP/s", "vs qt fp32", "vs qt int8", "vs u8s8s32", "% peak",
+              "rel err");
   int failures = 0;
   for (const Row &r : rows) {
     double gops = ops / (r.ms * 1e6);
     double peak = ghz > 0 ? 100.0 * gops / (r.peakOps * ghz * threads) : 0;
     bool ok = r.error <= r.bound;
     failures += !ok;
-    std::printf("%-16s %10.3f %9.1f %10.2fx %10.2fx %7.1f%% %10.2e%s\n",
+    std::printf("%-17s %10.3f %9.1f %10.2fx %10.2fx %10.2fx %7.1f%% %10.2e%s\n",
                 r.name.c_str(), r.ms, gops, fp32Ms > 0 ? fp32Ms / r.ms : 0,
-                u8s8 / r.ms, peak, r.error, ok ? "" : "  CHECK FAILED");
+                int8Ms > 0 ? int8Ms / r.ms : 0, u8s8 / r.ms, peak, r.error,
+                ok ? "" : "  CHECK FAILED");
   }
   return failures ? 1 : 0;
 }
