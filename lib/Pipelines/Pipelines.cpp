@@ -51,6 +51,7 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createMicrokernelsPass());
 
   pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createPromoteAccumulatorsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -66,15 +66,58 @@ innermostOutputOrder(linalg::LinalgOp op) {
   return order;
 }
 
+/// For an integer reduction whose innermost loop strides an input (a row
+/// sum of a matrix read transposed) and that has a reduction loop every
+/// input walks in its last dimension or ignores: that loop innermost. The
+/// sum then reads contiguously into one accumulator, which
+/// qtrain-promote-accumulators keeps in a register and LLVM vectorizes
+/// (integer sums reassociate exactly; float ones are left alone).
+static std::optional<SmallVector<unsigned>>
+contiguousReductionOrder(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
+    return std::nullopt;
+  if (!llvm::all_of(op->getOperandTypes(), [](Type t) {
+        return isa<IntegerType>(getElementTypeOrSelf(t));
+      }))
+    return std::nullopt;
+  unsigned numLoops = op.getNumLoops();
+  auto walksInLast = [&](unsigned d) {
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(input);
+      for (auto [i, e] : llvm::enumerate(map.getResults()))
+        if (e.isFunctionOfDim(d) && i + 1 != map.getNumResults())
+          return false;
+    }
+    return true;
+  };
+  if (walksInLast(numLoops - 1))
+    return std::nullopt; // already contiguous
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned r = numLoops; r-- > 0;) {
+    if (iterators[r] != utils::IteratorType::reduction || !walksInLast(r))
+      continue;
+    SmallVector<unsigned> order;
+    for (unsigned d = 0; d < numLoops; ++d)
+      if (d != r)
+        order.push_back(d);
+    order.push_back(r);
+    return order;
+  }
+  return std::nullopt;
+}
+
 void LoopOrderPass::runOnOperation() {
   SmallVector<linalg::LinalgOp> ops;
   getOperation()->walk([&](linalg::LinalgOp op) {
-    if (op.hasPureTensorSemantics() && innermostOutputOrder(op))
+    if (op.hasPureTensorSemantics() &&
+        (innermostOutputOrder(op) || contiguousReductionOrder(op)))
       ops.push_back(op);
   });
   IRRewriter rewriter(&getContext());
   for (linalg::LinalgOp op : ops) {
-    SmallVector<unsigned> order = *innermostOutputOrder(op);
+    std::optional<SmallVector<unsigned>> preferred = innermostOutputOrder(op);
+    SmallVector<unsigned> order =
+        preferred ? *preferred : *contiguousReductionOrder(op);
     rewriter.setInsertionPoint(op);
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
     if (!generic) {

@@ -65,3 +65,24 @@ func.func @buffers(%a: memref<8x16xf32>, %b: memref<16x4xf32>, %c: memref<8x4xf3
   linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x4xf32>) outs(%c : memref<8x4xf32>)
   return
 }
+
+// -----
+
+// An integer sum whose innermost loop would stride its input (the column
+// sums of W^T read from W: w[n, k] summed over k, written (k, n)): the
+// contiguous reduction goes innermost instead (integer sums reassociate
+// exactly; qtrain-promote-accumulators then keeps the sum in a register).
+// CHECK-DAG: #[[$W:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$O:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @integer_row_sum
+//       CHECK:   linalg.generic {indexing_maps = [#[[$W]], #[[$O]]], iterator_types = ["parallel", "reduction"]}
+func.func @integer_row_sum(%w: tensor<4x16xi8>, %init: tensor<4xi32>) -> tensor<4xi32> {
+  %s = linalg.generic {indexing_maps = [affine_map<(k, n) -> (n, k)>, affine_map<(k, n) -> (n)>], iterator_types = ["reduction", "parallel"]}
+      ins(%w : tensor<4x16xi8>) outs(%init : tensor<4xi32>) {
+  ^bb0(%x: i8, %acc: i32):
+    %xe = arith.extsi %x : i8 to i32
+    %r = arith.addi %acc, %xe : i32
+    linalg.yield %r : i32
+  } -> tensor<4xi32>
+  return %s : tensor<4xi32>
+}

@@ -449,14 +449,38 @@ def FoldTransposesPass : Pass<"qtrain-fold-transposes"> {
     A `linalg.generic` input that is the result of a `linalg.transpose` (on
     tensors) is replaced by the transpose's input, read through the
     permuted indexing map; the transpose is removed once nothing else reads
-    it. The integer products read their weights' codes this way (the codes
-    of W for y = x W^T, the column sums of the corrections), so no
-    transposed copy of the codes is made: the microkernels take any strides
-    and a sum over a transposed operand becomes a sum along its rows. Part
+    it. The integer products' GEMMs read their weights' codes this way (the
+    codes of W for y = x W^T): the microkernels take any strides. A sum of
+    a single input is folded only when the original is still read
+    contiguously in the innermost loop (a strided reduction would gather
+    every element); elementwise ops always fold. Part
     of `qtrain-lower-cpu`, before `qtrain-loop-order`. The values read are
     the same, so results are bit for bit unchanged.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def PromoteAccumulatorsPass : Pass<"qtrain-promote-accumulators"> {
+  let summary = "Carry loop-invariant accumulators in registers";
+  let description = [{
+    After `convert-linalg-to-loops` a reduction loads and stores its output
+    element on every iteration; LLVM does not move such an accumulator into
+    a register for these loops (its loop vectorizer reports "write to a loop
+    invariant address"), so integer sums and min/max stay scalar and every
+    sum pays a store-to-load round trip. In an `scf.for` that loads and
+    stores the same element of a loop-invariant memref at loop-invariant
+    indices, directly in its body, when nothing else in the loop touches
+    memory that element could be part of (distinct allocations and function
+    arguments do not alias; anything unknown counts as touching it), the
+    element becomes an iter_arg: loaded before the loop, stored after it.
+    Innermost loops first, then outward while the pair stays invariant.
+    The same values are added in the same order: results are bit for bit
+    unchanged. Part of `qtrain-lower-cpu`, after the loops are made.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+  let statistics = [
+    Statistic<"numPromoted", "promoted-accumulators", "Accumulators carried in registers">,
+  ];
 }
 
 def MicrokernelsPass : Pass<"qtrain-microkernels", "::mlir::ModuleOp"> {

@@ -73,6 +73,25 @@ void qtrain_uk_gemm_bitserial(int64_t M, int64_t N, int64_t K,
                               int64_t cOffset, int64_t cStrideM,
                               int64_t cStrideN, int32_t aBits, int32_t bBits);
 
+/* Packed k-bit weights: a B operand (K x N centred codes of `bits` = 8 or 4
+ * bits) packed once into the layout the kernel streams, stored as
+ * q = code + 2^(bits-1): one byte per code at 8 bits, two codes per byte
+ * at 4 bits. For a B that many products read (weights between updates);
+ * qtrain_uk_gemm_s8_packed_b then multiplies A (signed 8-bit codes) by it
+ * without packing B again. Sizes in bytes; -1 for other widths. */
+int64_t qtrain_uk_packed_b_bytes(int64_t N, int64_t K, int32_t bits);
+void qtrain_uk_pack_b(int64_t N, int64_t K, const int8_t *b, int64_t bOffset,
+                      int64_t bStrideK, int64_t bStrideN, int32_t bits,
+                      void *packed);
+/* C += A * B with B packed by qtrain_uk_pack_b (same N, K, bits); exact
+ * like qtrain_uk_gemm_s8s8s32 (sums wrap in 32 bits). */
+void qtrain_uk_gemm_s8_packed_b(int64_t M, int64_t N, int64_t K,
+                                const int8_t *a, int64_t aOffset,
+                                int64_t aStrideM, int64_t aStrideK,
+                                const void *packed, int32_t bits, int32_t *c,
+                                int64_t cOffset, int64_t cStrideM,
+                                int64_t cStrideN);
+
 /* The longest K for which a kernel's sums cannot overflow its accumulator
  * for any codes of the given widths: kind is "s8s8s32" (bits <= 8) or
  * "bitserial" (bits <= 4). -1 for an unknown kind or width. */

@@ -348,6 +348,49 @@ void bitSerialBlocked(BitSerialOperands o, BinaryTile tileFn,
     }
 }
 
+/// Adds an 8 x 32 tile of A [g][8][4] (signed) times a packed B panel to
+/// `tile` (row stride 32).
+using PackedTile = void (*)(int64_t groups, const int8_t *a,
+                            const uint8_t *panel, int bits, int32_t *tile);
+
+/// Bytes of one packed panel of 32 columns.
+inline int64_t packedPanelBytes(int64_t K, int bits) {
+  return (K + 3) / 4 * (bits == 4 ? 64 : 128);
+}
+
+/// The packed-B GEMM: rows in blocks of 8 (A packed with its row sums),
+/// B's panels streamed once per block; the centring of B (q = code + o)
+/// comes off as o * (row sum of A).
+void packedBlocked(PackedOperands o, PackedTile tileFn) {
+  auto [M, N, K, a, packed, bits, c] = o;
+  int64_t groups = (K + 3) / 4, panels = (N + kNR - 1) / kNR;
+  int64_t panelBytes = packedPanelBytes(K, bits);
+  int64_t offset = int64_t(1) << (bits - 1);
+  int8_t *block = scratchA.get<int8_t>(groups * kPackedMR * 4);
+  for (int64_t m0 = 0; m0 < M; m0 += kPackedMR) {
+    int64_t rows = std::min<int64_t>(kPackedMR, M - m0);
+    int64_t rowSums[kPackedMR] = {};
+    for (int r = 0; r < kPackedMR; ++r)
+      for (int64_t k = 0; k < groups * 4; ++k) {
+        int8_t v = r < rows && k < K ? a.at(m0 + r, k) : 0;
+        block[((k / 4) * kPackedMR + r) * 4 + k % 4] = v;
+        rowSums[r] += v;
+      }
+    for (int64_t p = 0; p < panels; ++p) {
+      alignas(64) int32_t tile[kPackedMR * kNR] = {};
+      tileFn(groups, block, packed + p * panelBytes, bits, tile);
+      int64_t cols = std::min<int64_t>(kNR, N - p * kNR);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t n = 0; n < cols; ++n) {
+          int32_t &y = c.at(m0 + r, p * kNR + n);
+          uint32_t t = uint32_t(tile[r * kNR + n]) -
+                       uint32_t(uint64_t(offset * rowSums[r]));
+          y = int32_t(uint32_t(y) + t);
+        }
+    }
+  }
+}
+
 } // namespace
 } // namespace qtrain::uk
 

@@ -57,12 +57,26 @@ struct BitSerialOperands {
   int aBits, bBits;
 };
 
+/// C (M x N) += A (M x K, signed codes) * B packed by qtrain_uk_pack_b:
+/// panels of 32 columns, [K/4 groups][32][4] of q = code + 2^(bits-1), one
+/// byte each at 8 bits; at 4 bits a group's 128 codes in 64 bytes, byte t
+/// holding code t (low nibble) and code t + 64 (high nibble).
+struct PackedOperands {
+  int64_t M, N, K;
+  View<const int8_t> a;
+  const uint8_t *packed;
+  int bits;
+  View<int32_t> c;
+};
+constexpr int kPackedMR = 8; ///< Rows of the packed-B kernel's tile.
+
 /// The single-threaded GEMMs with the AVX-512 microkernels
 /// (MicrokernelsAvx512.cpp).
 void gemmF32Avx512(GemmOperands<float, float> operands);
 void gemmBF16Avx512(GemmOperands<float, float> operands);
 void gemmS8Avx512(GemmOperands<int8_t, int32_t> operands);
 void bitSerialAvx512(BitSerialOperands operands);
+void gemmPackedAvx512(PackedOperands operands);
 
 /// Whether the CPU runs each family (false under QTRAIN_UKERNELS=portable).
 bool hasAvx512F32();

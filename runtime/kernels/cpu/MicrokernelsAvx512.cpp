@@ -296,6 +296,53 @@ template <int BA> void runWithB(const BitSerialOperands &o) {
 }
 } // namespace
 
+namespace {
+/// 8 x 32 of A (signed quads, broadcast) times B's q (u8, the first
+/// operand of vpdpbusd); 4-bit panels are unpacked in registers: a 64-byte
+/// load gives columns 0-15 (low nibbles) and 16-31 (high nibbles).
+template <int Bits>
+void packedTileAvx512(int64_t groups, const int8_t *a, const uint8_t *panel,
+                      int32_t *tile) {
+  __m512i acc[kPackedMR][2];
+  for (int r = 0; r < kPackedMR; ++r)
+    acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+  const __m512i low = _mm512_set1_epi8(0x0f);
+  const int32_t *quads = reinterpret_cast<const int32_t *>(a);
+  for (int64_t g = 0; g < groups; ++g, quads += kPackedMR) {
+    __m512i b0, b1;
+    if constexpr (Bits == 8) {
+      b0 = _mm512_loadu_si512(panel + g * 128);
+      b1 = _mm512_loadu_si512(panel + g * 128 + 64);
+    } else {
+      __m512i v = _mm512_loadu_si512(panel + g * 64);
+      b0 = _mm512_and_si512(v, low);
+      b1 = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+    }
+    for (int r = 0; r < kPackedMR; ++r) {
+      __m512i av = _mm512_set1_epi32(quads[r]);
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], b0, av);
+      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], b1, av);
+    }
+  }
+  for (int r = 0; r < kPackedMR; ++r) {
+    __m512i *row = reinterpret_cast<__m512i *>(tile + r * kNR);
+    _mm512_store_si512(row, _mm512_add_epi32(_mm512_load_si512(row), acc[r][0]));
+    _mm512_store_si512(row + 1,
+                       _mm512_add_epi32(_mm512_load_si512(row + 1), acc[r][1]));
+  }
+}
+
+void packedTileDispatch(int64_t groups, const int8_t *a, const uint8_t *panel,
+                        int bits, int32_t *tile) {
+  bits == 4 ? packedTileAvx512<4>(groups, a, panel, tile)
+            : packedTileAvx512<8>(groups, a, panel, tile);
+}
+} // namespace
+
+void gemmPackedAvx512(PackedOperands operands) {
+  packedBlocked(operands, packedTileDispatch);
+}
+
 void bitSerialAvx512(BitSerialOperands operands) {
   switch (operands.aBits) {
   case 1: return runWithB<1>(operands);

@@ -171,6 +171,29 @@ int64_t portablePackLine(const int8_t *codes, int64_t K, int bits,
   return sum;
 }
 
+/// Code e (0..127) of group g of a packed panel.
+uint8_t packedCode(const uint8_t *panel, int64_t g, int e, int bits) {
+  if (bits == 8)
+    return panel[g * 128 + e];
+  uint8_t byte = panel[g * 64 + e % 64];
+  return e < 64 ? byte & 0x0f : byte >> 4;
+}
+
+void portablePackedTile(int64_t groups, const int8_t *a, const uint8_t *panel,
+                        int bits, int32_t *tile) {
+  for (int64_t g = 0; g < groups; ++g)
+    for (int r = 0; r < kPackedMR; ++r)
+      for (int n = 0; n < kNR; ++n) {
+        uint32_t sum = 0;
+        for (int j = 0; j < 4; ++j)
+          sum += uint32_t(int32_t(a[(g * kPackedMR + r) * 4 + j]) *
+                          int32_t(packedCode(panel, g, n * 4 + j, bits)));
+        tile[r * kNR + n] = int32_t(uint32_t(tile[r * kNR + n]) + sum);
+      }
+}
+
+void portablePacked(PackedOperands o) { packedBlocked(o, portablePackedTile); }
+
 void portableBitSerial(BitSerialOperands o) {
   bitSerialBlocked(o, portableBinaryTile, portablePackLine);
 }
@@ -234,6 +257,59 @@ void qtrain_uk_gemm_bitserial(int64_t M, int64_t N, int64_t K,
   parallelSplit(M, N, K, 4, [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
     blocked({m1 - m0, n1 - n0, K, av.sub(m0, 0), bv.sub(0, n0), cv.sub(m0, n0),
              aBits, bBits});
+  });
+}
+
+int64_t qtrain_uk_packed_b_bytes(int64_t N, int64_t K, int32_t bits) {
+  if ((bits != 8 && bits != 4) || N < 0 || K < 0)
+    return -1;
+  return (N + kNR - 1) / kNR * packedPanelBytes(K, bits);
+}
+
+void qtrain_uk_pack_b(int64_t N, int64_t K, const int8_t *b, int64_t bOffset,
+                      int64_t bStrideK, int64_t bStrideN, int32_t bits,
+                      void *packed) {
+  int64_t bytes = qtrain_uk_packed_b_bytes(N, K, bits);
+  if (bytes < 0)
+    std::abort(); // the caller checks the width
+  auto *out = static_cast<uint8_t *>(packed);
+  std::memset(out, 0, size_t(bytes));
+  View<const int8_t> bv{b + bOffset, bStrideK, bStrideN};
+  int offset = 1 << (bits - 1);
+  int64_t panelBytes = packedPanelBytes(K, bits);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k) {
+      uint8_t q = uint8_t((bv.at(k, n) + offset) & ((1 << bits) - 1));
+      uint8_t *panel = out + (n / kNR) * panelBytes;
+      int64_t g = k / 4;
+      int e = int((n % kNR) * 4 + k % 4);
+      if (bits == 8)
+        panel[g * 128 + e] = q;
+      else
+        panel[g * 64 + e % 64] |= uint8_t(e < 64 ? q : q << 4);
+    }
+}
+
+void qtrain_uk_gemm_s8_packed_b(int64_t M, int64_t N, int64_t K,
+                                const int8_t *a, int64_t aOffset,
+                                int64_t aStrideM, int64_t aStrideK,
+                                const void *packed, int32_t bits, int32_t *c,
+                                int64_t cOffset, int64_t cStrideM,
+                                int64_t cStrideN) {
+  if (M <= 0 || N <= 0 || K <= 0)
+    return;
+  if (bits != 8 && bits != 4)
+    std::abort(); // as qtrain_uk_pack_b
+  View<const int8_t> av{a + aOffset, aStrideM, aStrideK};
+  View<int32_t> cv{c + cOffset, cStrideM, cStrideN};
+  const auto *bytes = static_cast<const uint8_t *>(packed);
+  int64_t panelBytes = packedPanelBytes(K, bits);
+  auto blocked = hasAvx512Vnni() ? gemmPackedAvx512 : portablePacked;
+  // Split along N at panel boundaries (so each part starts a panel).
+  parallelSplit(M, N, K, kNR, [&](int64_t m0, int64_t m1, int64_t n0,
+                                  int64_t n1) {
+    blocked({m1 - m0, n1 - n0, K, av.sub(m0, 0),
+             bytes + (n0 / kNR) * panelBytes, bits, cv.sub(m0, n0)});
   });
 }
 

@@ -234,6 +234,69 @@ TEST(Ukernels, BitSerialExactAtMaxAccumulationLength) {
   checkAtMaxLength(4, 3, true);
 }
 
+// Packed k-bit weights: B packed once (8 or 4 bits), A any layout; exact.
+TEST(Ukernels, PackedBMatchesReferenceExactly) {
+  std::mt19937 gen(5);
+  std::uniform_int_distribution<int> aCode(-128, 127);
+  std::uniform_int_distribution<int32_t> init(-1000000, 1000000);
+  for (int bits : {8, 4}) {
+    std::uniform_int_distribution<int> bCode(-(1 << (bits - 1)),
+                                             (1 << (bits - 1)) - 1);
+    for (const Shape &s : kShapes)
+      for (int layout = 0; layout < 4; ++layout) {
+        auto a = filled<int8_t>(s.M, s.K, layout & 1,
+                                [&] { return int8_t(aCode(gen)); });
+        auto b = filled<int8_t>(s.K, s.N, layout & 2,
+                                [&] { return int8_t(bCode(gen)); });
+        auto c = filled<int32_t>(s.M, s.N, false, [&] { return init(gen); });
+        auto c0 = c;
+        int64_t bytes = qtrain_uk_packed_b_bytes(s.N, s.K, bits);
+        ASSERT_GT(bytes, 0);
+        // 4 bits: half the bytes of 8.
+        if (bits == 4)
+          EXPECT_EQ(2 * bytes, qtrain_uk_packed_b_bytes(s.N, s.K, 8));
+        std::vector<uint8_t> packed(static_cast<size_t>(bytes));
+        qtrain_uk_pack_b(s.N, s.K, b.storage.data(), b.offset, b.s0, b.s1,
+                         bits, packed.data());
+        qtrain_uk_gemm_s8_packed_b(s.M, s.N, s.K, a.storage.data(), a.offset,
+                                   a.s0, a.s1, packed.data(), bits,
+                                   c.storage.data(), c.offset, c.s0, c.s1);
+        for (int64_t i = 0; i < s.M; ++i)
+          for (int64_t j = 0; j < s.N; ++j) {
+            int64_t exact = c0.at(i, j);
+            for (int64_t k = 0; k < s.K; ++k)
+              exact += int64_t(a.at(i, k)) * b.at(k, j);
+            ASSERT_EQ(c.at(i, j), exact)
+                << bits << "-bit B, " << s.M << "x" << s.N << "x" << s.K
+                << " layout " << layout << " at " << i << "," << j;
+          }
+      }
+  }
+  EXPECT_EQ(qtrain_uk_packed_b_bytes(4, 4, 3), -1);
+}
+
+// At 8 x 8 bits' maximum accumulation length, extreme codes, packed B.
+TEST(Ukernels, PackedBExactAtMaxAccumulationLength) {
+  const int64_t K = qtrain_uk_max_accumulation_length("s8s8s32", 8, 8);
+  const int64_t M = 2, N = 2;
+  std::vector<int8_t> a(size_t(M * K)), b(size_t(K * N));
+  for (int64_t k = 0; k < K; ++k) {
+    a[size_t(k)] = -128;
+    a[size_t(K + k)] = 127;
+    b[size_t(k * N)] = -128;
+    b[size_t(k * N + 1)] = 127;
+  }
+  std::vector<uint8_t> packed(size_t(qtrain_uk_packed_b_bytes(N, K, 8)));
+  qtrain_uk_pack_b(N, K, b.data(), 0, N, 1, 8, packed.data());
+  std::vector<int32_t> c(size_t(M * N), 0);
+  qtrain_uk_gemm_s8_packed_b(M, N, K, a.data(), 0, K, 1, packed.data(), 8,
+                             c.data(), 0, N, 1);
+  EXPECT_EQ(int64_t(c[0]), K * 16384);
+  EXPECT_EQ(int64_t(c[1]), K * -128 * 127);
+  EXPECT_EQ(int64_t(c[2]), K * 127 * -128);
+  EXPECT_EQ(int64_t(c[3]), K * 127 * 127);
+}
+
 TEST(Ukernels, TwoThreadsMatchOne) {
   std::mt19937 gen(3);
   std::uniform_int_distribution<int> code(-128, 127);

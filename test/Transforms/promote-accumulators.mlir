@@ -1,0 +1,76 @@
+// RUN: qtrain-opt %s --qtrain-promote-accumulators | FileCheck %s
+
+// A row sum as convert-linalg-to-loops writes it, into a fresh buffer
+// (which the argument it reads cannot alias): the accumulator is carried
+// through the inner loop's iter_args, loaded before and stored after.
+// CHECK-LABEL: func.func @row_sums
+// CHECK: %[[OUT:.*]] = memref.alloc
+// CHECK: scf.for %[[I:.*]] = {{.*}} {
+// CHECK:   %[[INIT:.*]] = memref.load %[[OUT]][%[[I]]]
+// CHECK:   %[[SUM:.*]] = scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (i32) {
+// CHECK:     %[[V:.*]] = memref.load %arg0
+// CHECK:     %[[E:.*]] = arith.extsi %[[V]]
+// CHECK:     %[[N:.*]] = arith.addi %[[ACC]], %[[E]]
+// CHECK:     scf.yield %[[N]]
+// CHECK:   memref.store %[[SUM]], %[[OUT]][%[[I]]]
+func.func @row_sums(%w: memref<64x128xi8>) -> memref<64xi32> {
+  %out = memref.alloc() : memref<64xi32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  scf.for %i = %c0 to %c64 step %c1 {
+    scf.for %k = %c0 to %c128 step %c1 {
+      %v = memref.load %w[%i, %k] : memref<64x128xi8>
+      %acc = memref.load %out[%i] : memref<64xi32>
+      %e = arith.extsi %v : i8 to i32
+      %s = arith.addi %acc, %e : i32
+      memref.store %s, %out[%i] : memref<64xi32>
+    }
+  }
+  return %out : memref<64xi32>
+}
+
+// A total over both loops: promoted through the inner loop, then the outer.
+// CHECK-LABEL: func.func @total
+// CHECK: %[[INIT:.*]] = memref.load %[[T:.*]][] : memref<i32>
+// CHECK: %[[R:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]]) -> (i32)
+// CHECK:   scf.for {{.*}} -> (i32)
+// CHECK-NOT: memref.store
+// CHECK: memref.store %[[R]], %[[T]][]
+func.func @total(%w: memref<64x128xi32>) -> memref<i32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %t = memref.alloc() : memref<i32>
+  scf.for %i = %c0 to %c64 step %c1 {
+    scf.for %k = %c0 to %c128 step %c1 {
+      %v = memref.load %w[%i, %k] : memref<64x128xi32>
+      %acc = memref.load %t[] : memref<i32>
+      %s = arith.addi %acc, %v : i32
+      memref.store %s, %t[] : memref<i32>
+    }
+  }
+  return %t : memref<i32>
+}
+
+// Not promoted: the loop also writes a buffer that may be the
+// accumulator's (two function arguments may alias).
+// CHECK-LABEL: func.func @may_alias
+// CHECK: scf.for
+// CHECK-NOT: iter_args
+// CHECK: memref.store %{{.*}}, %arg1[]
+func.func @may_alias(%w: memref<128xi32>, %out: memref<i32>, %other: memref<128xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  scf.for %k = %c0 to %c128 step %c1 {
+    %v = memref.load %w[%k] : memref<128xi32>
+    %acc = memref.load %out[] : memref<i32>
+    %s = arith.addi %acc, %v : i32
+    memref.store %s, %out[] : memref<i32>
+    memref.store %s, %other[%k] : memref<128xi32>
+  }
+  return
+}
