@@ -132,6 +132,15 @@ void gemm(int64_t M, int64_t N, int64_t K, View<const In> a, View<const In> b,
           View<Acc> c, void (*blocked)(GemmOperands<In, Acc>)) {
   if (M <= 0 || N <= 0 || K <= 0)
     return;
+  // An output narrower than a tile's 12 rows (a convolution with few
+  // filters: N = 6 of 32 columns) runs transposed, C^T = B^T A^T, so that
+  // its N lands on the rows (s8 at N = 6: 3.3 -> 2.4 ms); every kernel is
+  // symmetric in its operands (the s8 one offsets whichever is A).
+  if (N < kMR && M > N) {
+    auto t = [](auto v) { return decltype(v){v.p, v.s1, v.s0}; };
+    gemm<In, Acc>(N, M, K, t(b), t(a), t(c), blocked);
+    return;
+  }
   parallelSplit(M, N, K, std::max(kMR, kNR),
                 [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
                   blocked({m1 - m0, n1 - n0, K, a.sub(m0, 0), b.sub(0, n0),
