@@ -43,9 +43,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
-#include <malloc.h>
 #include <fstream>
 #include <functional>
+#include <malloc.h>
 #include <random>
 #include <string>
 #include <vector>
@@ -87,6 +87,32 @@ double relError(const std::vector<float> &y, const std::vector<double> &ref) {
     scale = std::max(scale, std::fabs(ref[i]));
   }
   return worst / (scale > 0 ? scale : 1);
+}
+
+/// `count` random centred codes of `bits` bits.
+std::vector<int8_t> randomCodes(size_t count, int bits, std::mt19937 &gen) {
+  std::uniform_int_distribution<int> code(-(1 << (bits - 1)),
+                                          (1 << (bits - 1)) - 1);
+  std::vector<int8_t> codes(count);
+  for (int8_t &v : codes)
+    v = int8_t(code(gen));
+  return codes;
+}
+
+/// Outputs of acc = x W^T (codes; x: M x K, W: N x K) that differ from
+/// int64 sums, at 4096 sampled positions.
+double mismatches(const std::vector<int8_t> &x, const std::vector<int8_t> &w,
+                  const std::vector<int32_t> &acc, int64_t M, int64_t N,
+                  int64_t K, std::mt19937 &gen) {
+  std::uniform_int_distribution<int64_t> pickM(0, M - 1), pickN(0, N - 1);
+  double wrong = 0;
+  for (int i = 0; i < 4096; ++i) {
+    int64_t m = pickM(gen), n = pickN(gen), sum = 0;
+    for (int64_t k = 0; k < K; ++k)
+      sum += int64_t(x[size_t(m * K + k)]) * w[size_t(n * K + k)];
+    wrong += sum != acc[size_t(m * N + n)];
+  }
+  return wrong;
 }
 
 struct Row {
@@ -187,18 +213,13 @@ int main(int argc, char **argv) {
       fn(M, N, K, x.data(), 0, K, 1, w.data(), 0, 1, K, y.data(), 0, N, 1);
     });
   };
-  rows.push_back({"uk f32", ukF32(qtrain_uk_gemm_f32), 64, relError(y, ref),
-                  1e-5});
-  rows.push_back({"uk bf16", ukF32(qtrain_uk_gemm_bf16), 128,
-                  relError(y, ref), 2e-2});
+  rows.push_back(
+      {"uk f32", ukF32(qtrain_uk_gemm_f32), 64, relError(y, ref), 1e-5});
+  rows.push_back(
+      {"uk bf16", ukF32(qtrain_uk_gemm_bf16), 128, relError(y, ref), 2e-2});
   for (int bits : {8, 4, 2, 1}) {
-    std::uniform_int_distribution<int> code(-(1 << (bits - 1)),
-                                            (1 << (bits - 1)) - 1);
-    std::vector<int8_t> xc(x.size()), wc(w.size());
-    for (int8_t &v : xc)
-      v = int8_t(code(gen));
-    for (int8_t &v : wc)
-      v = int8_t(code(gen));
+    std::vector<int8_t> xc = randomCodes(x.size(), bits, gen);
+    std::vector<int8_t> wc = randomCodes(w.size(), bits, gen);
     std::vector<int32_t> acc(size_t(M * N));
     bool serial = bits <= 4;
     double ms = medianMs([&]() {
@@ -207,18 +228,11 @@ int main(int argc, char **argv) {
         qtrain_uk_gemm_bitserial(M, N, K, xc.data(), 0, K, 1, wc.data(), 0, 1,
                                  K, acc.data(), 0, N, 1, bits, bits);
       else
-        qtrain_uk_gemm_s8s8s32(M, N, K, xc.data(), 0, K, 1, wc.data(), 0, 1,
-                               K, acc.data(), 0, N, 1);
+        qtrain_uk_gemm_s8s8s32(M, N, K, xc.data(), 0, K, 1, wc.data(), 0, 1, K,
+                               acc.data(), 0, N, 1);
     });
     // Exact: the error column counts mismatches at 4096 sampled outputs.
-    std::uniform_int_distribution<int64_t> pickM(0, M - 1), pickN(0, N - 1);
-    double wrong = 0;
-    for (int i = 0; i < 4096; ++i) {
-      int64_t m = pickM(gen), n = pickN(gen), sum = 0;
-      for (int64_t k = 0; k < K; ++k)
-        sum += int64_t(xc[size_t(m * K + k)]) * wc[size_t(n * K + k)];
-      wrong += sum != acc[size_t(m * N + n)];
-    }
+    double wrong = mismatches(xc, wc, acc, M, N, K, gen);
     rows.push_back({serial ? "uk W" + std::to_string(bits) + "A" +
                                  std::to_string(bits) + " bitser"
                            : "uk s8 codes",
@@ -229,14 +243,8 @@ int main(int argc, char **argv) {
   // between updates): 8-bit and 4-bit codes, A 8-bit; exact at sampled
   // outputs.
   for (int bits : {8, 4}) {
-    std::uniform_int_distribution<int> aCode(-128, 127);
-    std::uniform_int_distribution<int> bCode(-(1 << (bits - 1)),
-                                             (1 << (bits - 1)) - 1);
-    std::vector<int8_t> xc(x.size()), wc(w.size());
-    for (int8_t &v : xc)
-      v = int8_t(aCode(gen));
-    for (int8_t &v : wc)
-      v = int8_t(bCode(gen));
+    std::vector<int8_t> xc = randomCodes(x.size(), 8, gen);
+    std::vector<int8_t> wc = randomCodes(w.size(), bits, gen);
     std::vector<uint8_t> packed(size_t(qtrain_uk_packed_b_bytes(N, K, bits)));
     qtrain_uk_pack_b(N, K, wc.data(), 0, 1, K, bits, packed.data());
     std::vector<int32_t> acc(size_t(M * N));
@@ -245,16 +253,9 @@ int main(int argc, char **argv) {
       qtrain_uk_gemm_s8_packed_b(M, N, K, xc.data(), 0, K, 1, packed.data(),
                                  bits, acc.data(), 0, N, 1);
     });
-    std::uniform_int_distribution<int64_t> pickM(0, M - 1), pickN(0, N - 1);
-    double wrong = 0;
-    for (int i = 0; i < 4096; ++i) {
-      int64_t m = pickM(gen), n = pickN(gen), sum = 0;
-      for (int64_t k = 0; k < K; ++k)
-        sum += int64_t(xc[size_t(m * K + k)]) * wc[size_t(n * K + k)];
-      wrong += sum != acc[size_t(m * N + n)];
-    }
-    rows.push_back({"uk A8 W" + std::to_string(bits) + " packed", ms, 256,
-                    wrong, 0});
+    double wrong = mismatches(xc, wc, acc, M, N, K, gen);
+    rows.push_back(
+        {"uk A8 W" + std::to_string(bits) + " packed", ms, 256, wrong, 0});
   }
 
   // OpenBLAS sgemm.

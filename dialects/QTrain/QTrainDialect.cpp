@@ -80,7 +80,8 @@ LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
   if (attr.getName() == kCodeBitsAttrName) {
     auto bits = dyn_cast<DenseI32ArrayAttr>(attr.getValue());
     if (bits && bits.size() == 2 &&
-        llvm::all_of(bits.asArrayRef(), [](int32_t b) { return b >= 1 && b <= 16; }))
+        llvm::all_of(bits.asArrayRef(),
+                     [](int32_t b) { return b >= 1 && b <= 16; }))
       return success();
     return op->emitError() << "'" << kCodeBitsAttrName
                            << "' must be array<i32: a, b> with 1 <= a, b <= "

@@ -41,11 +41,11 @@ Value mlir::qtrain::im2col(OpBuilder &b, Location loc, Value x,
   AffineExpr d[6];
   for (unsigned i = 0; i < 6; ++i)
     d[i] = getAffineDimExpr(i, ctx);
-  AffineMap patchMap = AffineMap::get(
-      6, 0,
-      {d[0], d[3], d[1] * s.stride[0] + d[4] * s.dilation[0],
-       d[2] * s.stride[1] + d[5] * s.dilation[1]},
-      ctx);
+  AffineMap patchMap =
+      AffineMap::get(6, 0,
+                     {d[0], d[3], d[1] * s.stride[0] + d[4] * s.dilation[0],
+                      d[2] * s.stride[1] + d[5] * s.dilation[1]},
+                     ctx);
   Value init = tensor::EmptyOp::create(
       b, loc, ArrayRef<int64_t>{s.n, s.oh, s.ow, s.c, s.kh, s.kw}, element);
   Value cols =
@@ -138,7 +138,8 @@ Value mlir::qtrain::gatherRowsByK(OpBuilder &b, Location loc, Value v,
     replacements[d] = getAffineDimExpr(pos, ctx);
     shape.push_back(ranges[d]);
   }
-  AffineMap readMap = map.replaceDimsAndSymbols(replacements, {}, axes.size(), 0);
+  AffineMap readMap =
+      map.replaceDimsAndSymbols(replacements, {}, axes.size(), 0);
   Type element = cast<RankedTensorType>(v.getType()).getElementType();
   Value init = tensor::EmptyOp::create(b, loc, shape, element);
   Value copy =
@@ -200,7 +201,8 @@ Value mlir::qtrain::outputAsGemm(OpBuilder &b, Location loc, Value y,
   for (auto [outPos, mnPos] : llvm::enumerate(order.toOut))
     fromOut[mnPos] = int64_t(outPos);
   Value init = tensor::EmptyOp::create(b, loc, order.shape, element);
-  Value mn = linalg::TransposeOp::create(b, loc, y, init, fromOut)->getResult(0);
+  Value mn =
+      linalg::TransposeOp::create(b, loc, y, init, fromOut)->getResult(0);
   int64_t rows = 1, cols = 1;
   for (int64_t p : order.mGroup)
     rows *= order.shape[p];

@@ -44,10 +44,10 @@ struct ConvAsIm2colGemm : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
     Value patches = im2col(rewriter, loc, conv.getInputs()[0], *shape);
     Value filter = filterAsDepthByF(rewriter, loc, conv.getInputs()[1], *shape);
     Value rows = nchwAsRows(rewriter, loc, conv.getOutputs()[0], *shape);
-    Value product = linalg::MatmulOp::create(rewriter, loc,
-                                             ValueRange{patches, filter},
-                                             ValueRange{rows})
-                        .getResult(0);
+    Value product =
+        linalg::MatmulOp::create(rewriter, loc, ValueRange{patches, filter},
+                                 ValueRange{rows})
+            .getResult(0);
     rewriter.replaceOp(conv, rowsAsNchw(rewriter, loc, product, *shape));
     return success();
   }
@@ -86,17 +86,16 @@ struct WindowedContractionAsGemm : OpRewritePattern<linalg::GenericOp> {
     if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
         op.getNumDpsInits() != 1)
       return rewriter.notifyMatchFailure(op, "not a binary contraction");
-    if (!llvm::all_of(op->getOperandTypes(), [](Type t) {
-          return getElementTypeOrSelf(t).isF32();
-        }))
+    if (!llvm::all_of(op->getOperandTypes(),
+                      [](Type t) { return getElementTypeOrSelf(t).isF32(); }))
       return rewriter.notifyMatchFailure(op, "not f32");
     Block &body = op.getRegion().front();
     bool mulAdd =
-        linalg::detail::isContractionBody(
-            body,
-            [](Operation *mul, Operation *add) {
-              return isa<arith::MulFOp>(mul) && isa<arith::AddFOp>(add);
-            }) &&
+        linalg::detail::isContractionBody(body,
+                                          [](Operation *mul, Operation *add) {
+                                            return isa<arith::MulFOp>(mul) &&
+                                                   isa<arith::AddFOp>(add);
+                                          }) &&
         llvm::all_of(body, [](Operation &inner) {
           return isa<arith::MulFOp, arith::AddFOp, linalg::YieldOp>(inner);
         });
@@ -119,14 +118,13 @@ struct WindowedContractionAsGemm : OpRewritePattern<linalg::GenericOp> {
     Value init = outputAsGemm(rewriter, loc, op.getDpsInits()[0], maps[2],
                               *loops, ranges);
     Value c = gemmTransposedB(rewriter, loc, a, bt, init);
-    rewriter.replaceOp(op, gemmAsOutput(rewriter, loc, c, maps[2], *loops,
-                                        ranges));
+    rewriter.replaceOp(op,
+                       gemmAsOutput(rewriter, loc, c, maps[2], *loops, ranges));
     return success();
   }
 };
 
-struct ConvToGemmPass
-    : mlir::qtrain::impl::ConvToGemmPassBase<ConvToGemmPass> {
+struct ConvToGemmPass : mlir::qtrain::impl::ConvToGemmPassBase<ConvToGemmPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<ConvAsIm2colGemm, WindowedContractionAsGemm>(&getContext());

@@ -701,8 +701,9 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
   // the widths of its codes (qtrain-microkernels picks a kernel by them).
   copyTags(op, t1->sum);
   t1->sum->setAttr(kCodeBitsAttrName,
-                   DenseI32ArrayAttr::get(t1->sum->getContext(), {int32_t(factors[0].bits),
-                                                int32_t(factors[1].bits)}));
+                   DenseI32ArrayAttr::get(
+                       t1->sum->getContext(),
+                       {int32_t(factors[0].bits), int32_t(factors[1].bits)}));
   op->replaceAllUsesWith(epilogue->getResults());
   op->erase();
   // The factors may share their quantizer and chain (x * x): erase each op

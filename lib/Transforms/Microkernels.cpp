@@ -9,6 +9,8 @@
 
 #include "qtrain/Transforms/Passes.h"
 
+#include "BufferAliasing.h"
+
 #include "QTrain/QTrainAttrs.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -21,14 +23,17 @@ namespace mlir::qtrain {
 } // namespace mlir::qtrain
 
 using namespace mlir;
+using mlir::qtrain::mayAlias;
+using mlir::qtrain::rootOf;
 
 namespace {
 
 /// The code widths qtrain-integer-kernels recorded on `op`, if valid.
 std::optional<std::pair<int32_t, int32_t>> codeBits(Operation *op) {
-  auto bits = op->getAttrOfType<DenseI32ArrayAttr>(mlir::qtrain::kCodeBitsAttrName);
-  if (!bits || bits.size() != 2 || bits[0] < 1 || bits[0] > 8 ||
-      bits[1] < 1 || bits[1] > 8)
+  auto bits =
+      op->getAttrOfType<DenseI32ArrayAttr>(mlir::qtrain::kCodeBitsAttrName);
+  if (!bits || bits.size() != 2 || bits[0] < 1 || bits[0] > 8 || bits[1] < 1 ||
+      bits[1] > 8)
     return std::nullopt;
   return std::make_pair(bits[0], bits[1]);
 }
@@ -83,28 +88,6 @@ int64_t resultOf(AffineMap map, unsigned dim) {
     if (auto d = dyn_cast<AffineDimExpr>(expr); d && d.getPosition() == dim)
       return int64_t(index);
   return -1;
-}
-
-/// The buffer `v` is a view of.
-Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
-/// Whether two buffer roots may be the same memory: distinct allocations
-/// never are, nor an allocation and a function argument.
-bool mayAlias(Value a, Value b) {
-  if (a == b)
-    return true;
-  auto fresh = [](Value v) {
-    return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(v.getDefiningOp());
-  };
-  if (fresh(a) && (fresh(b) || isa<BlockArgument>(b)))
-    return false;
-  if (fresh(b) && isa<BlockArgument>(a))
-    return false;
-  return true;
 }
 
 /// Whether an op strictly between `from` and `to` (same block) may write
@@ -171,7 +154,8 @@ struct MicrokernelsPass
     for (auto [op, kernel] : gemms)
       rewrite(module, op, kernel);
     // The hint has done its job; nothing below reads it.
-    module.walk([](Operation *op) { op->removeAttr(mlir::qtrain::kCodeBitsAttrName); });
+    module.walk(
+        [](Operation *op) { op->removeAttr(mlir::qtrain::kCodeBitsAttrName); });
   }
 
   /// The kernel for `op` when it is one bufferized GEMM worth a call.
@@ -230,8 +214,8 @@ struct MicrokernelsPass
     };
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     for (unsigned loop : {m, n, k})
-      args.push_back(arith::ConstantOp::create(
-          b, loc, b.getI64IntegerAttr(ranges[loop])));
+      args.push_back(
+          arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(ranges[loop])));
     pass(op.getDpsInputOperand(0), m, k);
     pass(op.getDpsInputOperand(1), k, n);
     pass(op.getDpsInitOperand(0), m, n);

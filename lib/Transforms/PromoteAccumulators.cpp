@@ -9,6 +9,8 @@
 
 #include "qtrain/Transforms/Passes.h"
 
+#include "BufferAliasing.h"
+
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -19,27 +21,10 @@ namespace mlir::qtrain {
 } // namespace mlir::qtrain
 
 using namespace mlir;
+using mlir::qtrain::mayAlias;
+using mlir::qtrain::rootOf;
 
 namespace {
-
-Value rootOf(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
-/// Whether two buffer roots may be the same memory (distinct allocations,
-/// or an allocation and a function argument, never are).
-bool mayAlias(Value a, Value b) {
-  if (a == b)
-    return true;
-  auto fresh = [](Value v) {
-    return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(v.getDefiningOp());
-  };
-  if (fresh(a) && (fresh(b) || isa<BlockArgument>(b)))
-    return false;
-  return !(fresh(b) && isa<BlockArgument>(a));
-}
 
 /// A load/store pair of one loop-invariant element, directly in the loop's
 /// body, that nothing else in the loop touches.
@@ -96,8 +81,7 @@ std::optional<Accumulator> findAccumulator(scf::ForOp loop) {
 }
 
 struct PromoteAccumulatorsPass
-    : mlir::qtrain::impl::PromoteAccumulatorsPassBase<
-          PromoteAccumulatorsPass> {
+    : mlir::qtrain::impl::PromoteAccumulatorsPassBase<PromoteAccumulatorsPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     // Innermost loops first; a promoted loop is a new op, so collect again
@@ -130,10 +114,9 @@ struct PromoteAccumulatorsPass
         rewriter.replaceAllUsesWith(acc->load.getResult(),
                                     newLoop.getRegionIterArgs().back());
         rewriter.setInsertionPointAfter(newLoop);
-        memref::StoreOp::create(rewriter, acc->store.getLoc(),
-                                newLoop.getResults().back(),
-                                acc->store.getMemRef(),
-                                acc->store.getIndices());
+        memref::StoreOp::create(
+            rewriter, acc->store.getLoc(), newLoop.getResults().back(),
+            acc->store.getMemRef(), acc->store.getIndices());
         rewriter.eraseOp(acc->store);
         rewriter.eraseOp(acc->load);
         ++numPromoted;

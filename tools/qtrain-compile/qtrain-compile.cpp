@@ -211,15 +211,15 @@ int main(int argc, char **argv) {
   // they use, libc and libm (qtrain-copies-to-linalg turns strided copies
   // into loops).
   std::string self = llvm::sys::fs::getMainExecutable(argv[0], (void *)&fail);
-  llvm::SmallString<256> ukernels(llvm::sys::path::parent_path(
-      llvm::sys::path::parent_path(self)));
+  llvm::SmallString<256> ukernels(
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
   llvm::sys::path::append(ukernels, "lib", "libQTrainUKernels.a");
   if (!llvm::sys::fs::exists(ukernels))
     return abandon("the microkernel library " + std::string(ukernels) +
                    " is missing; build the QTrainUKernels target");
-  SmallVector<StringRef> linkArgs = {
-      *clang,    "-shared",  "-o",        library, object,
-      ukernels,  "-lstdc++", "-lpthread", "-lm"};
+  SmallVector<StringRef> linkArgs = {*clang,     "-shared",   "-o",
+                                     library,    object,      ukernels,
+                                     "-lstdc++", "-lpthread", "-lm"};
   if (llvm::sys::ExecuteAndWait(*clang, linkArgs) != 0)
     return abandon("linking " + std::string(library) + " failed");
   llvm::sys::fs::remove(object);

@@ -78,6 +78,18 @@ static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
                                           Value input,
                                           std::optional<int64_t> axis);
 
+/// Reduces `input` over all dimensions, or all but `axis`, into one
+/// statistic per tensor (0-d results) or per slice (1-D) for each of
+/// `inits` (the neutral values): `step` folds an element into the
+/// accumulators, `combine` merges two sets of accumulators.
+///
+/// Written so that LLVM vectorizes it: the innermost loop of a reduction
+/// into memory does not vectorize (its accumulator is a store to one
+/// address), so when the reduced elements of a statistic are a multiple of
+/// L = 256, 64 or 16 in row-major order (per tensor, or per slice along
+/// axis 0) they are viewed as [rows, L] and reduced over the rows into L
+/// partial accumulators (an elementwise innermost loop), which a second,
+/// small reduction combines.
 static SmallVector<Value> reduceElements(
     OpBuilder &b, Location loc, Value input, std::optional<int64_t> axis,
     ArrayRef<TypedAttr> inits,
@@ -85,7 +97,136 @@ static SmallVector<Value> reduceElements(
         step,
     function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange,
                                     ValueRange)>
-        combine);
+        combine) {
+  auto type = cast<RankedTensorType>(input.getType());
+  MLIRContext *ctx = b.getContext();
+  unsigned rank = type.getRank();
+  SmallVector<int64_t> statShape;
+  if (axis)
+    statShape.push_back(type.getDimSize(*axis));
+  auto filled = [&](ArrayRef<int64_t> shape) {
+    SmallVector<Value> out;
+    for (TypedAttr init : inits) {
+      Value e = tensor::EmptyOp::create(b, loc, shape, init.getType());
+      Value c = arith::ConstantOp::create(b, loc, init);
+      out.push_back(linalg::FillOp::create(b, loc, c, e).getResult(0));
+    }
+    return out;
+  };
+  auto resultTypes = [&](ArrayRef<int64_t> shape) {
+    SmallVector<Type> types;
+    for (TypedAttr init : inits)
+      types.push_back(RankedTensorType::get(shape, init.getType()));
+    return types;
+  };
+  auto generic = [&](Value in, unsigned loops, ArrayRef<AffineExpr> outExprs,
+                     ArrayRef<utils::IteratorType> iterators,
+                     ArrayRef<int64_t> outShape, bool merge) {
+    SmallVector<AffineMap> maps(1,
+                                AffineMap::getMultiDimIdentityMap(loops, ctx));
+    maps.append(inits.size(), AffineMap::get(loops, 0, outExprs, ctx));
+    size_t n = inits.size();
+    return linalg::GenericOp::create(
+               b, loc, resultTypes(outShape), ValueRange{in}, filled(outShape),
+               maps, iterators,
+               [&](OpBuilder &nb, Location nl, ValueRange a) {
+                 SmallVector<Value> next =
+                     merge ? combine(nb, nl, a.take_front(n), a.drop_front(n))
+                           : step(nb, nl, a[0], a.drop_front(1));
+                 linalg::YieldOp::create(nb, nl, next);
+               })
+        .getResults();
+  };
+  int64_t slice = type.hasStaticShape()
+                      ? type.getNumElements() / (axis ? statShape[0] : 1)
+                      : 0;
+  // Wide rows (an inner loop LLVM vectorizes rather than unrolls), as wide
+  // as divide the slice into at least two.
+  int64_t kLanes = 0;
+  for (int64_t lanes : {256, 64, 16})
+    if (!kLanes && slice > 0 && slice % lanes == 0 && slice / lanes > 1)
+      kLanes = lanes;
+  bool split = kLanes && (!axis || *axis == 0);
+  if (!split) {
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::reduction);
+    SmallVector<AffineExpr> outExprs;
+    if (axis) {
+      iterators[*axis] = utils::IteratorType::parallel;
+      outExprs.push_back(b.getAffineDimExpr(*axis));
+    }
+    ResultRange r = generic(input, rank, outExprs, iterators, statShape,
+                            /*merge=*/false);
+    return SmallVector<Value>(r.begin(), r.end());
+  }
+  // [stat..., slice / 16, 16]
+  SmallVector<ReassociationIndices> collapse;
+  if (axis)
+    collapse.push_back({0});
+  ReassociationIndices rest;
+  for (unsigned d = axis ? 1 : 0; d < rank; ++d)
+    rest.push_back(d);
+  collapse.push_back(rest);
+  SmallVector<int64_t> flat(statShape);
+  flat.push_back(slice);
+  Value view = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get(flat, type.getElementType()), input,
+      collapse);
+  SmallVector<int64_t> rows(statShape);
+  rows.append({slice / kLanes, kLanes});
+  SmallVector<ReassociationIndices> expand;
+  if (axis)
+    expand.push_back({0});
+  expand.push_back({int64_t(statShape.size()), int64_t(statShape.size()) + 1});
+  view = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(rows, type.getElementType()), view, expand);
+  unsigned loops = rows.size();
+  SmallVector<utils::IteratorType> iterators(loops,
+                                             utils::IteratorType::parallel);
+  iterators[loops - 2] = utils::IteratorType::reduction;
+  SmallVector<AffineExpr> outExprs;
+  if (axis)
+    outExprs.push_back(b.getAffineDimExpr(0));
+  outExprs.push_back(b.getAffineDimExpr(loops - 1));
+  SmallVector<int64_t> partialShape(statShape);
+  partialShape.push_back(kLanes);
+  ResultRange partial =
+      generic(view, loops, outExprs, iterators, partialShape, false);
+  // Combine the 16 lanes: [stat..., 16] -> [stat...].
+  unsigned loops2 = partialShape.size();
+  SmallVector<utils::IteratorType> iterators2(loops2,
+                                              utils::IteratorType::parallel);
+  iterators2.back() = utils::IteratorType::reduction;
+  SmallVector<AffineExpr> outExprs2;
+  if (axis)
+    outExprs2.push_back(b.getAffineDimExpr(0));
+  SmallVector<Value> results;
+  for (auto [index, lanes] : llvm::enumerate(partial)) {
+    TypedAttr init = inits[index];
+    SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(loops2, ctx),
+                                AffineMap::get(loops2, 0, outExprs2, ctx)};
+    Value e = tensor::EmptyOp::create(b, loc, statShape, init.getType());
+    Value c = arith::ConstantOp::create(b, loc, init);
+    Value acc = linalg::FillOp::create(b, loc, c, e).getResult(0);
+    size_t which = index;
+    results.push_back(
+        linalg::GenericOp::create(
+            b, loc, TypeRange{acc.getType()}, ValueRange{lanes},
+            ValueRange{acc}, maps, iterators2,
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              // combine() on a set where only this accumulator matters.
+              SmallVector<Value> lhs, rhs;
+              for (size_t k = 0; k < inits.size(); ++k) {
+                Value neutral = arith::ConstantOp::create(nb, nl, inits[k]);
+                lhs.push_back(k == which ? a[0] : neutral);
+                rhs.push_back(k == which ? a[1] : neutral);
+              }
+              linalg::YieldOp::create(nb, nl, combine(nb, nl, rhs, lhs)[which]);
+            })
+            .getResult(0));
+  }
+  return results;
+}
 
 /// The operands fake_quant and quantize share.
 struct Quantizer {
@@ -299,8 +440,7 @@ struct QuantizeLowering : OpRewritePattern<QuantizeOp> {
         [&](OpBuilder &nb, Location nl, Value x, ValueRange acc) {
           Value isNan =
               arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNO, x, x);
-          Value flag =
-              arith::ExtUIOp::create(nb, nl, nb.getI8Type(), isNan);
+          Value flag = arith::ExtUIOp::create(nb, nl, nb.getI8Type(), isNan);
           return orFlags(nb, nl, acc, ValueRange{flag});
         },
         orFlags)[0];
@@ -387,164 +527,14 @@ struct RangeEmaLowering : OpRewritePattern<RangeEmaOp> {
   }
 };
 
-/// Reduces `input` over all dimensions, or all but `axis`, into one
-/// statistic per tensor (0-d results) or per slice (1-D) for each of
-/// `inits` (the neutral values): `step` folds an element into the
-/// accumulators, `combine` merges two sets of accumulators.
-///
-/// Written so that LLVM vectorizes it: the innermost loop of a reduction
-/// into memory does not vectorize (its accumulator is a store to one
-/// address), so when the reduced elements of a statistic are a multiple of
-/// L = 256, 64 or 16 in row-major order (per tensor, or per slice along
-/// axis 0) they are viewed as [rows, L] and reduced over the rows into L
-/// partial accumulators (an elementwise innermost loop), which a second,
-/// small reduction combines.
-static SmallVector<Value> reduceElements(
-    OpBuilder &b, Location loc, Value input, std::optional<int64_t> axis,
-    ArrayRef<TypedAttr> inits,
-    function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)>
-        step,
-    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange,
-                                    ValueRange)>
-        combine) {
-  auto type = cast<RankedTensorType>(input.getType());
-  MLIRContext *ctx = b.getContext();
-  unsigned rank = type.getRank();
-  SmallVector<int64_t> statShape;
-  if (axis)
-    statShape.push_back(type.getDimSize(*axis));
-  auto filled = [&](ArrayRef<int64_t> shape) {
-    SmallVector<Value> out;
-    for (TypedAttr init : inits) {
-      Value e = tensor::EmptyOp::create(b, loc, shape, init.getType());
-      Value c = arith::ConstantOp::create(b, loc, init);
-      out.push_back(linalg::FillOp::create(b, loc, c, e).getResult(0));
-    }
-    return out;
-  };
-  auto resultTypes = [&](ArrayRef<int64_t> shape) {
-    SmallVector<Type> types;
-    for (TypedAttr init : inits)
-      types.push_back(RankedTensorType::get(shape, init.getType()));
-    return types;
-  };
-  auto generic = [&](Value in, unsigned loops, ArrayRef<AffineExpr> outExprs,
-                     ArrayRef<utils::IteratorType> iterators,
-                     ArrayRef<int64_t> outShape, bool merge) {
-    SmallVector<AffineMap> maps(1, AffineMap::getMultiDimIdentityMap(loops, ctx));
-    maps.append(inits.size(), AffineMap::get(loops, 0, outExprs, ctx));
-    size_t n = inits.size();
-    return linalg::GenericOp::create(
-               b, loc, resultTypes(outShape), ValueRange{in}, filled(outShape),
-               maps, iterators,
-               [&](OpBuilder &nb, Location nl, ValueRange a) {
-                 SmallVector<Value> next =
-                     merge ? combine(nb, nl, a.take_front(n), a.drop_front(n))
-                           : step(nb, nl, a[0], a.drop_front(1));
-                 linalg::YieldOp::create(nb, nl, next);
-               })
-        .getResults();
-  };
-  int64_t slice = type.hasStaticShape()
-                      ? type.getNumElements() / (axis ? statShape[0] : 1)
-                      : 0;
-  // Wide rows (an inner loop LLVM vectorizes rather than unrolls), as wide
-  // as divide the slice into at least two.
-  int64_t kLanes = 0;
-  for (int64_t lanes : {256, 64, 16})
-    if (!kLanes && slice > 0 && slice % lanes == 0 && slice / lanes > 1)
-      kLanes = lanes;
-  bool split = kLanes && (!axis || *axis == 0);
-  if (!split) {
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::reduction);
-    SmallVector<AffineExpr> outExprs;
-    if (axis) {
-      iterators[*axis] = utils::IteratorType::parallel;
-      outExprs.push_back(b.getAffineDimExpr(*axis));
-    }
-    ResultRange r = generic(input, rank, outExprs, iterators, statShape,
-                            /*merge=*/false);
-    return SmallVector<Value>(r.begin(), r.end());
-  }
-  // [stat..., slice / 16, 16]
-  SmallVector<ReassociationIndices> collapse;
-  if (axis)
-    collapse.push_back({0});
-  ReassociationIndices rest;
-  for (unsigned d = axis ? 1 : 0; d < rank; ++d)
-    rest.push_back(d);
-  collapse.push_back(rest);
-  SmallVector<int64_t> flat(statShape);
-  flat.push_back(slice);
-  Value view = tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get(flat, type.getElementType()), input,
-      collapse);
-  SmallVector<int64_t> rows(statShape);
-  rows.append({slice / kLanes, kLanes});
-  SmallVector<ReassociationIndices> expand;
-  if (axis)
-    expand.push_back({0});
-  expand.push_back({int64_t(statShape.size()), int64_t(statShape.size()) + 1});
-  view = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(rows, type.getElementType()), view, expand);
-  unsigned loops = rows.size();
-  SmallVector<utils::IteratorType> iterators(loops,
-                                             utils::IteratorType::parallel);
-  iterators[loops - 2] = utils::IteratorType::reduction;
-  SmallVector<AffineExpr> outExprs;
-  if (axis)
-    outExprs.push_back(b.getAffineDimExpr(0));
-  outExprs.push_back(b.getAffineDimExpr(loops - 1));
-  SmallVector<int64_t> partialShape(statShape);
-  partialShape.push_back(kLanes);
-  ResultRange partial =
-      generic(view, loops, outExprs, iterators, partialShape, false);
-  // Combine the 16 lanes: [stat..., 16] -> [stat...].
-  unsigned loops2 = partialShape.size();
-  SmallVector<utils::IteratorType> iterators2(loops2,
-                                              utils::IteratorType::parallel);
-  iterators2.back() = utils::IteratorType::reduction;
-  SmallVector<AffineExpr> outExprs2;
-  if (axis)
-    outExprs2.push_back(b.getAffineDimExpr(0));
-  SmallVector<Value> results;
-  for (auto [index, lanes] : llvm::enumerate(partial)) {
-    TypedAttr init = inits[index];
-    SmallVector<AffineMap> maps{
-        AffineMap::getMultiDimIdentityMap(loops2, ctx),
-        AffineMap::get(loops2, 0, outExprs2, ctx)};
-    Value e = tensor::EmptyOp::create(b, loc, statShape, init.getType());
-    Value c = arith::ConstantOp::create(b, loc, init);
-    Value acc = linalg::FillOp::create(b, loc, c, e).getResult(0);
-    size_t which = index;
-    results.push_back(
-        linalg::GenericOp::create(
-            b, loc, TypeRange{acc.getType()}, ValueRange{lanes},
-            ValueRange{acc}, maps, iterators2,
-            [&](OpBuilder &nb, Location nl, ValueRange a) {
-              // combine() on a set where only this accumulator matters.
-              SmallVector<Value> lhs, rhs;
-              for (size_t k = 0; k < inits.size(); ++k) {
-                Value neutral = arith::ConstantOp::create(nb, nl, inits[k]);
-                lhs.push_back(k == which ? a[0] : neutral);
-                rhs.push_back(k == which ? a[1] : neutral);
-              }
-              linalg::YieldOp::create(nb, nl,
-                                      combine(nb, nl, rhs, lhs)[which]);
-            })
-            .getResult(0));
-  }
-  return results;
-}
-
 static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
                                           Value input,
                                           std::optional<int64_t> axis) {
   MLIRContext *ctx = b.getContext();
   SmallVector<int64_t> statShape;
   if (axis)
-    statShape.push_back(cast<RankedTensorType>(input.getType()).getDimSize(*axis));
+    statShape.push_back(
+        cast<RankedTensorType>(input.getType()).getDimSize(*axis));
   auto statType = RankedTensorType::get(statShape, b.getF32Type());
   // The reduction runs on integer keys that order like the floats
   // (key = bits, with the magnitude bits flipped for negative numbers; the
@@ -583,17 +573,18 @@ static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
       ValueRange{e0, e1}, SmallVector<AffineMap>(4, id), par,
       [&](OpBuilder &nb, Location nl, ValueRange a) {
         Scalar s{nb, nl};
-        Value none =
-            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sgt, a[0], a[1]);
+        Value none = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sgt,
+                                           a[0], a[1]);
         Value zero = s.f32(0.0);
         auto toFloat = [&](Value key) {
           return arith::BitcastOp::create(nb, nl, nb.getF32Type(),
                                           orderKey(s, key))
               .getResult();
         };
-        linalg::YieldOp::create(nb, nl,
-                                ValueRange{s.select(none, zero, toFloat(a[0])),
-                                           s.select(none, zero, toFloat(a[1]))});
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{s.select(none, zero, toFloat(a[0])),
+                       s.select(none, zero, toFloat(a[1]))});
       });
   return {fixed.getResult(0), fixed.getResult(1)};
 }

@@ -55,23 +55,22 @@ void qtrain_uk_gemm_bf16(int64_t M, int64_t N, int64_t K, const float *a,
 /* C += A * B, signed 8-bit codes, 32-bit sums (u8 x s8 VNNI: A is offset
  * by 128 while it is packed and the column sums of B take it out again). */
 void qtrain_uk_gemm_s8s8s32(int64_t M, int64_t N, int64_t K, const int8_t *a,
-                            int64_t aOffset, int64_t aStrideM,
-                            int64_t aStrideK, const int8_t *b, int64_t bOffset,
-                            int64_t bStrideK, int64_t bStrideN, int32_t *c,
-                            int64_t cOffset, int64_t cStrideM,
-                            int64_t cStrideN);
+                            int64_t aOffset, int64_t aStrideM, int64_t aStrideK,
+                            const int8_t *b, int64_t bOffset, int64_t bStrideK,
+                            int64_t bStrideN, int32_t *c, int64_t cOffset,
+                            int64_t cStrideM, int64_t cStrideN);
 
 /* C += A * B on centred codes c = q - 2^(b-1) of at most `aBits` / `bBits`
  * (1..4) bits, bit-serial: q's bit planes are packed 64 to a word and
  * sum q_a q_b = sum_ij 2^(i+j) popcount(a_i & b_j); the centring is taken
  * out with row and column sums. */
-void qtrain_uk_gemm_bitserial(int64_t M, int64_t N, int64_t K,
-                              const int8_t *a, int64_t aOffset,
-                              int64_t aStrideM, int64_t aStrideK,
-                              const int8_t *b, int64_t bOffset,
-                              int64_t bStrideK, int64_t bStrideN, int32_t *c,
-                              int64_t cOffset, int64_t cStrideM,
-                              int64_t cStrideN, int32_t aBits, int32_t bBits);
+void qtrain_uk_gemm_bitserial(int64_t M, int64_t N, int64_t K, const int8_t *a,
+                              int64_t aOffset, int64_t aStrideM,
+                              int64_t aStrideK, const int8_t *b,
+                              int64_t bOffset, int64_t bStrideK,
+                              int64_t bStrideN, int32_t *c, int64_t cOffset,
+                              int64_t cStrideM, int64_t cStrideN, int32_t aBits,
+                              int32_t bBits);
 
 /* Packed k-bit weights: a B operand (K x N centred codes of `bits` = 8 or 4
  * bits) packed once into the layout the kernel streams, stored as

@@ -31,7 +31,8 @@ namespace {
 /// Per-thread, 64-byte aligned, grown on demand and kept between calls.
 class Scratch {
 public:
-  template <class T> T *get(size_t count) {
+  template <class T>
+  T *get(size_t count) {
     size_t need = count * sizeof(T) + 64;
     if (bytes.size() < need)
       bytes.resize(need);
@@ -86,7 +87,9 @@ struct BF16 {
   static constexpr bool kOffsetA = false;
   static PA packA(float x) { return toBF16(x); }
   static PB packB(float x) { return toBF16(x); }
-  static Acc mac(Acc acc, PA a, PB b) { return acc + fromBF16(a) * fromBF16(b); }
+  static Acc mac(Acc acc, PA a, PB b) {
+    return acc + fromBF16(a) * fromBF16(b);
+  }
   static Acc add(Acc x, Acc y) { return x + y; }
 };
 
@@ -113,7 +116,6 @@ struct S8 {
 template <class P>
 using Kernel = void (*)(int64_t, const typename P::PA *, const typename P::PB *,
                         typename P::Acc *, int64_t);
-
 
 //===----------------------------------------------------------------------===//
 // Packing
@@ -161,11 +163,11 @@ void packA(View<const typename P::In> a, int64_t rows, int64_t kc,
   constexpr int KG = P::KG;
   auto *line = scratchLine.get<typename P::PA>(groups * KG + 64);
   for (int64_t r0 = 0; r0 < rows; r0 += kMR) {
-    auto *panel = reinterpret_cast<uint32_t *>(dst + (r0 / kMR) * groups * kMR * KG);
+    auto *panel =
+        reinterpret_cast<uint32_t *>(dst + (r0 / kMR) * groups * kMR * KG);
     for (int r = 0; r < kMR; ++r) {
       if (r0 + r < rows)
-        convertLine<P>(&a.at(r0 + r, 0), a.s1, kc, groups * KG, line,
-                       P::packA);
+        convertLine<P>(&a.at(r0 + r, 0), a.s1, kc, groups * KG, line, P::packA);
       else
         std::fill(line, line + groups * KG, 0);
       scatterGroups(line, groups, panel, kMR, r);
@@ -225,7 +227,8 @@ void packB(View<const typename P::In> b, int64_t kc, int64_t cols,
 template <class P>
 using Gemm = GemmOperands<typename P::In, typename P::Acc>;
 
-template <class P> void gemmBlocked(Gemm<P> g, Kernel<P> kernel) {
+template <class P>
+void gemmBlocked(Gemm<P> g, Kernel<P> kernel) {
   auto [M, N, K, a, b, c] = g;
   using Acc = typename P::Acc;
   constexpr int KG = P::KG;
@@ -277,7 +280,6 @@ template <class P> void gemmBlocked(Gemm<P> g, Kernel<P> kernel) {
   }
 }
 
-
 //===----------------------------------------------------------------------===//
 // Bit-serial
 //===----------------------------------------------------------------------===//
@@ -307,7 +309,7 @@ void packPlanes(View<const int8_t> line, int64_t lines, int64_t K, int bits,
 }
 
 using BinaryTile = void (*)(int ra, int rb, int64_t words, const uint64_t *a,
-                           const uint64_t *b, int64_t stride, uint64_t *out);
+                            const uint64_t *b, int64_t stride, uint64_t *out);
 
 void bitSerialBlocked(BitSerialOperands o, BinaryTile tileFn,
                       PackLine packLine) {
@@ -340,8 +342,8 @@ void bitSerialBlocked(BitSerialOperands o, BinaryTile tileFn,
               qq += int64_t(out[(mi * aBits + i) * rb + ni * bBits + j])
                     << (i + j);
           // sum (qa - oa)(qb - ob)
-          int64_t sum = qq - ob * sums[m0 + mi] - oa * sums[M + n0 + ni] +
-                        K * oa * ob;
+          int64_t sum =
+              qq - ob * sums[m0 + mi] - oa * sums[M + n0 + ni] + K * oa * ob;
           int32_t &y = c.at(m0 + mi, n0 + ni);
           y = int32_t(uint32_t(y) + uint32_t(uint64_t(sum)));
         }

@@ -35,16 +35,17 @@ constexpr int kMR = 12; ///< Rows of a microkernel tile.
 constexpr int kNR = 32; ///< Columns of a microkernel tile (two zmm).
 
 /// A strided matrix: element (i, j) at p[i * s0 + j * s1].
-template <class T> struct View {
+template <class T>
+struct View {
   T *p;
   int64_t s0, s1;
   T &at(int64_t i, int64_t j) const { return p[i * s0 + j * s1]; }
   View sub(int64_t i, int64_t j) const { return {&at(i, j), s0, s1}; }
 };
 
-
 /// C (M x N) += A (M x K) * B (K x N).
-template <class In, class Acc> struct GemmOperands {
+template <class In, class Acc>
+struct GemmOperands {
   int64_t M, N, K;
   View<const In> a, b;
   View<Acc> c;

@@ -21,6 +21,17 @@
 namespace qtrain::uk {
 namespace {
 
+/// c[r][0..31] += the tile's accumulators.
+inline void addTile(__m512 (&acc)[kMR][2], float *c, int64_t ldc) {
+#pragma unroll
+  for (int r = 0; r < kMR; ++r) {
+    float *row = c + r * ldc;
+    _mm512_storeu_ps(row, _mm512_add_ps(_mm512_loadu_ps(row), acc[r][0]));
+    _mm512_storeu_ps(row + 16,
+                     _mm512_add_ps(_mm512_loadu_ps(row + 16), acc[r][1]));
+  }
+}
+
 void kernelF32Avx512(int64_t kc, const float *a, const float *b, float *c,
                      int64_t ldc) {
   __m512 acc[kMR][2];
@@ -36,13 +47,7 @@ void kernelF32Avx512(int64_t kc, const float *a, const float *b, float *c,
       acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
     }
   }
-#pragma unroll
-  for (int r = 0; r < kMR; ++r) {
-    float *row = c + r * ldc;
-    _mm512_storeu_ps(row, _mm512_add_ps(_mm512_loadu_ps(row), acc[r][0]));
-    _mm512_storeu_ps(row + 16,
-                     _mm512_add_ps(_mm512_loadu_ps(row + 16), acc[r][1]));
-  }
+  addTile(acc, c, ldc);
 }
 
 void kernelBF16Avx512(int64_t groups, const uint16_t *a, const uint16_t *b,
@@ -62,13 +67,7 @@ void kernelBF16Avx512(int64_t groups, const uint16_t *a, const uint16_t *b,
       acc[r][1] = _mm512_dpbf16_ps(acc[r][1], av, b1);
     }
   }
-#pragma unroll
-  for (int r = 0; r < kMR; ++r) {
-    float *row = c + r * ldc;
-    _mm512_storeu_ps(row, _mm512_add_ps(_mm512_loadu_ps(row), acc[r][0]));
-    _mm512_storeu_ps(row + 16,
-                     _mm512_add_ps(_mm512_loadu_ps(row + 16), acc[r][1]));
-  }
+  addTile(acc, c, ldc);
 }
 
 void kernelU8S8Avx512(int64_t groups, const uint8_t *a, const int8_t *b,
@@ -92,8 +91,10 @@ void kernelU8S8Avx512(int64_t groups, const uint8_t *a, const int8_t *b,
     int32_t *row = c + r * ldc;
     __m512i *lo = reinterpret_cast<__m512i *>(row);
     __m512i *hi = reinterpret_cast<__m512i *>(row + 16);
-    _mm512_storeu_si512(lo, _mm512_add_epi32(_mm512_loadu_si512(lo), acc[r][0]));
-    _mm512_storeu_si512(hi, _mm512_add_epi32(_mm512_loadu_si512(hi), acc[r][1]));
+    _mm512_storeu_si512(lo,
+                        _mm512_add_epi32(_mm512_loadu_si512(lo), acc[r][0]));
+    _mm512_storeu_si512(hi,
+                        _mm512_add_epi32(_mm512_loadu_si512(hi), acc[r][1]));
   }
 }
 
@@ -128,9 +129,10 @@ void binaryTile(int64_t words, const uint64_t *a, const uint64_t *b,
       out[i * RB + j] = _mm512_reduce_add_epi64(acc[i][j]);
 }
 
-using FixedTile = void (*)(int64_t, const uint64_t *, const uint64_t *,
-                            int64_t, uint64_t *);
-template <int RA> constexpr FixedTile tileRow(int rb) {
+using FixedTile = void (*)(int64_t, const uint64_t *, const uint64_t *, int64_t,
+                           uint64_t *);
+template <int RA>
+constexpr FixedTile tileRow(int rb) {
   return rb == 1   ? binaryTile<RA, 1>
          : rb == 2 ? binaryTile<RA, 2>
          : rb == 3 ? binaryTile<RA, 3>
@@ -140,9 +142,9 @@ template <int RA> constexpr FixedTile tileRow(int rb) {
 void binaryTileAvx512(int ra, int rb, int64_t words, const uint64_t *a,
                       const uint64_t *b, int64_t stride, uint64_t *out) {
   FixedTile tile = ra == 1   ? tileRow<1>(rb)
-                    : ra == 2 ? tileRow<2>(rb)
-                    : ra == 3 ? tileRow<3>(rb)
-                              : tileRow<4>(rb);
+                   : ra == 2 ? tileRow<2>(rb)
+                   : ra == 3 ? tileRow<3>(rb)
+                             : tileRow<4>(rb);
   tile(words, a, b, stride, out);
 }
 
@@ -159,8 +161,8 @@ int64_t packLineAvx512(const int8_t *codes, int64_t K, int bits, int64_t words,
                      : k < K     ? (__mmask64(1) << (K - k)) - 1
                                  : 0;
     __m512i q = _mm512_maskz_loadu_epi8(live, codes + std::min(k, K));
-    q = _mm512_maskz_and_epi32(
-        0xffff, _mm512_maskz_add_epi8(live, q, offset), keep);
+    q = _mm512_maskz_and_epi32(0xffff, _mm512_maskz_add_epi8(live, q, offset),
+                               keep);
     sums = _mm512_add_epi64(sums, _mm512_sad_epu8(q, _mm512_setzero_si512()));
     for (int i = 0; i < bits; ++i)
       row[i * words + w] =
@@ -187,10 +189,10 @@ namespace {
 /// popcount(broadcast A word & B words) per word. No horizontal sums: the
 /// planes are combined (weights 2^(i+j)), the centring taken out with row
 /// and column sums, and 8 results added to C per vector.
-template <int BA, int BB> struct BitSerialTiles {
+template <int BA, int BB>
+struct BitSerialTiles {
   static constexpr int NV = BA * BB == 1 ? 4 : BA * BB <= 4 ? 2 : 1;
-  static constexpr int MR =
-      BA * BB == 1 ? 4 : std::max(1, 24 / (BA * BB * NV));
+  static constexpr int MR = BA * BB == 1 ? 4 : std::max(1, 24 / (BA * BB * NV));
 
   static void run(const BitSerialOperands &o) {
     auto [M, N, K, a, b, c, aBits, bBits] = o;
@@ -223,8 +225,8 @@ template <int BA, int BB> struct BitSerialTiles {
           bPlanes[(j * words + w) * nPad + n] = column[j * words + w];
     }
     const __m512i oa = _mm512_set1_epi64(int64_t(1) << (BA - 1));
-    const __m512i kab =
-        _mm512_set1_epi64(K * (int64_t(1) << (BA - 1)) * (int64_t(1) << (BB - 1)));
+    const __m512i kab = _mm512_set1_epi64(K * (int64_t(1) << (BA - 1)) *
+                                          (int64_t(1) << (BB - 1)));
     for (int64_t n0 = 0; n0 < N; n0 += 8 * NV)
       for (int64_t m0 = 0; m0 < M; m0 += MR) {
         __m512i acc[MR][BA][BB][NV];
@@ -238,12 +240,12 @@ template <int BA, int BB> struct BitSerialTiles {
           __m512i bv[BB][NV];
           for (int j = 0; j < BB; ++j)
             for (int v = 0; v < NV; ++v)
-              bv[j][v] =
-                  _mm512_loadu_si512(bPlanes + (j * words + w) * nPad + n0 + 8 * v);
+              bv[j][v] = _mm512_loadu_si512(bPlanes + (j * words + w) * nPad +
+                                            n0 + 8 * v);
           for (int r = 0; r < MR; ++r)
             for (int i = 0; i < BA; ++i) {
-              __m512i av = _mm512_set1_epi64(
-                  int64_t(aRow[(r * BA + i) * words + w]));
+              __m512i av =
+                  _mm512_set1_epi64(int64_t(aRow[(r * BA + i) * words + w]));
               for (int j = 0; j < BB; ++j)
                 for (int v = 0; v < NV; ++v)
                   acc[r][i][j][v] = _mm512_add_epi64(
@@ -263,8 +265,8 @@ template <int BA, int BB> struct BitSerialTiles {
                 q = _mm512_add_epi64(
                     q, _mm512_slli_epi64(acc[r][i][j][v], unsigned(i + j)));
             // sum (qa - oa)(qb - ob) = qq - ob*rowsum - oa*colsum + K oa ob
-            q = _mm512_sub_epi64(
-                q, _mm512_set1_epi64(sums[m0 + r] << (BB - 1)));
+            q = _mm512_sub_epi64(q,
+                                 _mm512_set1_epi64(sums[m0 + r] << (BB - 1)));
             q = _mm512_sub_epi64(q, _mm512_mullo_epi64(oa, colSum));
             q = _mm512_add_epi64(q, kab);
             __m256i y32 = _mm512_cvtepi64_epi32(q);
@@ -278,7 +280,8 @@ template <int BA, int BB> struct BitSerialTiles {
               alignas(32) int32_t lanes[8];
               _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), y32);
               for (int64_t l = 0; l < live; ++l)
-                y[l * c.s1] = int32_t(uint32_t(y[l * c.s1]) + uint32_t(lanes[l]));
+                y[l * c.s1] =
+                    int32_t(uint32_t(y[l * c.s1]) + uint32_t(lanes[l]));
             }
           }
         }
@@ -286,12 +289,17 @@ template <int BA, int BB> struct BitSerialTiles {
   }
 };
 
-template <int BA> void runWithB(const BitSerialOperands &o) {
+template <int BA>
+void runWithB(const BitSerialOperands &o) {
   switch (o.bBits) {
-  case 1: return BitSerialTiles<BA, 1>::run(o);
-  case 2: return BitSerialTiles<BA, 2>::run(o);
-  case 3: return BitSerialTiles<BA, 3>::run(o);
-  default: return BitSerialTiles<BA, 4>::run(o);
+  case 1:
+    return BitSerialTiles<BA, 1>::run(o);
+  case 2:
+    return BitSerialTiles<BA, 2>::run(o);
+  case 3:
+    return BitSerialTiles<BA, 3>::run(o);
+  default:
+    return BitSerialTiles<BA, 4>::run(o);
   }
 }
 } // namespace
@@ -326,7 +334,8 @@ void packedTileAvx512(int64_t groups, const int8_t *a, const uint8_t *panel,
   }
   for (int r = 0; r < kPackedMR; ++r) {
     __m512i *row = reinterpret_cast<__m512i *>(tile + r * kNR);
-    _mm512_store_si512(row, _mm512_add_epi32(_mm512_load_si512(row), acc[r][0]));
+    _mm512_store_si512(row,
+                       _mm512_add_epi32(_mm512_load_si512(row), acc[r][0]));
     _mm512_store_si512(row + 1,
                        _mm512_add_epi32(_mm512_load_si512(row + 1), acc[r][1]));
   }
@@ -345,10 +354,14 @@ void gemmPackedAvx512(PackedOperands operands) {
 
 void bitSerialAvx512(BitSerialOperands operands) {
   switch (operands.aBits) {
-  case 1: return runWithB<1>(operands);
-  case 2: return runWithB<2>(operands);
-  case 3: return runWithB<3>(operands);
-  default: return runWithB<4>(operands);
+  case 1:
+    return runWithB<1>(operands);
+  case 2:
+    return runWithB<2>(operands);
+  case 3:
+    return runWithB<3>(operands);
+  default:
+    return runWithB<4>(operands);
   }
 }
 

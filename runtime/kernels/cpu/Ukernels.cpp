@@ -122,7 +122,8 @@ void portableKernel(int64_t groups, const typename P::PA *a,
       c[r * ldc + n] = P::add(c[r * ldc + n], acc[r][n]);
 }
 
-template <class P> void portableGemm(Gemm<P> g) {
+template <class P>
+void portableGemm(Gemm<P> g) {
   gemmBlocked<P>(g, portableKernel<P>);
 }
 
@@ -154,12 +155,11 @@ void portableBinaryTile(int ra, int rb, int64_t words, const uint64_t *a,
     for (int j = 0; j < rb; ++j) {
       uint64_t sum = 0;
       for (int64_t w = 0; w < words; ++w)
-        sum += uint64_t(__builtin_popcountll(a[i * stride + w] &
-                                             b[j * stride + w]));
+        sum += uint64_t(
+            __builtin_popcountll(a[i * stride + w] & b[j * stride + w]));
       out[i * rb + j] = sum;
     }
 }
-
 
 int64_t portablePackLine(const int8_t *codes, int64_t K, int bits,
                          int64_t words, uint64_t *row) {
@@ -237,24 +237,23 @@ void qtrain_uk_gemm_bf16(int64_t M, int64_t N, int64_t K, const float *a,
 }
 
 void qtrain_uk_gemm_s8s8s32(int64_t M, int64_t N, int64_t K, const int8_t *a,
-                            int64_t aOffset, int64_t aStrideM,
-                            int64_t aStrideK, const int8_t *b, int64_t bOffset,
-                            int64_t bStrideK, int64_t bStrideN, int32_t *c,
-                            int64_t cOffset, int64_t cStrideM,
-                            int64_t cStrideN) {
+                            int64_t aOffset, int64_t aStrideM, int64_t aStrideK,
+                            const int8_t *b, int64_t bOffset, int64_t bStrideK,
+                            int64_t bStrideN, int32_t *c, int64_t cOffset,
+                            int64_t cStrideM, int64_t cStrideN) {
   gemm<int8_t, int32_t>(M, N, K, {a + aOffset, aStrideM, aStrideK},
                         {b + bOffset, bStrideK, bStrideN},
                         {c + cOffset, cStrideM, cStrideN},
                         hasAvx512Vnni() ? gemmS8Avx512 : portableGemm<S8>);
 }
 
-void qtrain_uk_gemm_bitserial(int64_t M, int64_t N, int64_t K,
-                              const int8_t *a, int64_t aOffset,
-                              int64_t aStrideM, int64_t aStrideK,
-                              const int8_t *b, int64_t bOffset,
-                              int64_t bStrideK, int64_t bStrideN, int32_t *c,
-                              int64_t cOffset, int64_t cStrideM,
-                              int64_t cStrideN, int32_t aBits, int32_t bBits) {
+void qtrain_uk_gemm_bitserial(int64_t M, int64_t N, int64_t K, const int8_t *a,
+                              int64_t aOffset, int64_t aStrideM,
+                              int64_t aStrideK, const int8_t *b,
+                              int64_t bOffset, int64_t bStrideK,
+                              int64_t bStrideN, int32_t *c, int64_t cOffset,
+                              int64_t cStrideM, int64_t cStrideN, int32_t aBits,
+                              int32_t bBits) {
   if (M <= 0 || N <= 0 || K <= 0)
     return;
   if (aBits < 1 || aBits > 4 || bBits < 1 || bBits > 4)
@@ -263,10 +262,11 @@ void qtrain_uk_gemm_bitserial(int64_t M, int64_t N, int64_t K,
   View<const int8_t> bv{b + bOffset, bStrideK, bStrideN};
   View<int32_t> cv{c + cOffset, cStrideM, cStrideN};
   auto blocked = hasAvx512Popcnt() ? bitSerialAvx512 : portableBitSerial;
-  parallelSplit(M, N, K, 4, [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-    blocked({m1 - m0, n1 - n0, K, av.sub(m0, 0), bv.sub(0, n0), cv.sub(m0, n0),
-             aBits, bBits});
-  });
+  parallelSplit(M, N, K, 4,
+                [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+                  blocked({m1 - m0, n1 - n0, K, av.sub(m0, 0), bv.sub(0, n0),
+                           cv.sub(m0, n0), aBits, bBits});
+                });
 }
 
 int64_t qtrain_uk_packed_b_bytes(int64_t N, int64_t K, int32_t bits) {
@@ -315,11 +315,11 @@ void qtrain_uk_gemm_s8_packed_b(int64_t M, int64_t N, int64_t K,
   int64_t panelBytes = packedPanelBytes(K, bits);
   auto blocked = hasAvx512Vnni() ? gemmPackedAvx512 : portablePacked;
   // Split along N at panel boundaries (so each part starts a panel).
-  parallelSplit(M, N, K, kNR, [&](int64_t m0, int64_t m1, int64_t n0,
-                                  int64_t n1) {
-    blocked({m1 - m0, n1 - n0, K, av.sub(m0, 0),
-             bytes + (n0 / kNR) * panelBytes, bits, cv.sub(m0, n0)});
-  });
+  parallelSplit(
+      M, N, K, kNR, [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+        blocked({m1 - m0, n1 - n0, K, av.sub(m0, 0),
+                 bytes + (n0 / kNR) * panelBytes, bits, cv.sub(m0, n0)});
+      });
 }
 
 int64_t qtrain_uk_max_accumulation_length(const char *kind, int32_t aBits,

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -32,13 +33,14 @@ struct Shape {
 };
 // Tiles are 12 x 32 (K groups of 1, 2, 4); K blocks 512/512/1024; M blocks
 // 240. Shapes straddle each.
-const Shape kShapes[] = {{1, 1, 1},     {12, 32, 4},   {13, 33, 5},
-                         {7, 100, 3},   {250, 70, 129}, {37, 65, 1030},
-                         {241, 31, 513}, {3, 2, 2049}};
+const Shape kShapes[] = {{1, 1, 1},      {12, 32, 4},    {13, 33, 5},
+                         {7, 100, 3},    {250, 70, 129}, {37, 65, 1030},
+                         {241, 31, 513}, {3, 2, 2049},   {300, 6, 70}};
 
 /// A matrix stored with a leading dimension larger than its width, at an
 /// offset, row or column major: exercises every stride and offset argument.
-template <class T> struct Strided {
+template <class T>
+struct Strided {
   std::vector<T> storage;
   int64_t offset, s0, s1;
   Strided(int64_t rows, int64_t cols, bool columnMajor) {
@@ -48,7 +50,9 @@ template <class T> struct Strided {
     s1 = columnMajor ? ld : 1;
     storage.assign(size_t(offset + ld * (columnMajor ? cols : rows) + 8), T());
   }
-  T &at(int64_t i, int64_t j) { return storage[size_t(offset + i * s0 + j * s1)]; }
+  T &at(int64_t i, int64_t j) {
+    return storage[size_t(offset + i * s0 + j * s1)];
+  }
 };
 
 template <class T, class Gen>
@@ -88,10 +92,10 @@ void checkFloat(bool bf16) {
       auto b = filled<float>(s.K, s.N, layout & 2, [&] { return normal(gen); });
       auto c = filled<float>(s.M, s.N, false, [&] { return normal(gen); });
       auto c0 = c;
-      (bf16 ? qtrain_uk_gemm_bf16 : qtrain_uk_gemm_f32)(
-          s.M, s.N, s.K, a.storage.data(), a.offset, a.s0, a.s1,
-          b.storage.data(), b.offset, b.s0, b.s1, c.storage.data(), c.offset,
-          c.s0, c.s1);
+      (bf16 ? qtrain_uk_gemm_bf16
+            : qtrain_uk_gemm_f32)(s.M, s.N, s.K, a.storage.data(), a.offset,
+                                  a.s0, a.s1, b.storage.data(), b.offset, b.s0,
+                                  b.s1, c.storage.data(), c.offset, c.s0, c.s1);
       for (int64_t i = 0; i < s.M; ++i)
         for (int64_t j = 0; j < s.N; ++j) {
           double exact = c0.at(i, j), magnitude = std::fabs(exact);
@@ -118,8 +122,13 @@ void checkFloat(bool bf16) {
 TEST(Ukernels, F32MatchesReference) { checkFloat(false); }
 TEST(Ukernels, BF16MatchesReference) { checkFloat(true); }
 
-/// The integer kernels: exact, for codes of `aBits` x `bBits` bits.
-void checkInteger(int aBits, int bBits, bool bitSerial) {
+/// One integer GEMM C += A * B on strided operands.
+using IntegerGemm = std::function<void(const Shape &, Strided<int8_t> &,
+                                       Strided<int8_t> &, Strided<int32_t> &)>;
+
+/// An integer kernel is exact, for codes of `aBits` x `bBits` bits, over
+/// every shape and layout.
+void checkInteger(int aBits, int bBits, const IntegerGemm &run) {
   std::mt19937 gen(11);
   std::uniform_int_distribution<int> aCode(-(1 << (aBits - 1)),
                                            (1 << (aBits - 1)) - 1);
@@ -134,38 +143,71 @@ void checkInteger(int aBits, int bBits, bool bitSerial) {
                               [&] { return int8_t(bCode(gen)); });
       auto c = filled<int32_t>(s.M, s.N, false, [&] { return init(gen); });
       auto c0 = c;
-      if (bitSerial)
-        qtrain_uk_gemm_bitserial(s.M, s.N, s.K, a.storage.data(), a.offset,
-                                 a.s0, a.s1, b.storage.data(), b.offset, b.s0,
-                                 b.s1, c.storage.data(), c.offset, c.s0, c.s1,
-                                 aBits, bBits);
-      else
-        qtrain_uk_gemm_s8s8s32(s.M, s.N, s.K, a.storage.data(), a.offset,
-                               a.s0, a.s1, b.storage.data(), b.offset, b.s0,
-                               b.s1, c.storage.data(), c.offset, c.s0, c.s1);
+      run(s, a, b, c);
       for (int64_t i = 0; i < s.M; ++i)
         for (int64_t j = 0; j < s.N; ++j) {
           int64_t exact = c0.at(i, j);
           for (int64_t k = 0; k < s.K; ++k)
             exact += int64_t(a.at(i, k)) * b.at(k, j);
           ASSERT_EQ(c.at(i, j), exact)
-              << aBits << "x" << bBits << " bits, " << s.M << "x" << s.N
-              << "x" << s.K << " layout " << layout << " at " << i << ","
-              << j;
+              << aBits << "x" << bBits << " bits, " << s.M << "x" << s.N << "x"
+              << s.K << " layout " << layout << " at " << i << "," << j;
         }
     }
 }
 
+void s8Gemm(const Shape &s, Strided<int8_t> &a, Strided<int8_t> &b,
+            Strided<int32_t> &c) {
+  qtrain_uk_gemm_s8s8s32(s.M, s.N, s.K, a.storage.data(), a.offset, a.s0, a.s1,
+                         b.storage.data(), b.offset, b.s0, b.s1,
+                         c.storage.data(), c.offset, c.s0, c.s1);
+}
+
+IntegerGemm bitSerialGemm(int aBits, int bBits) {
+  return [=](const Shape &s, Strided<int8_t> &a, Strided<int8_t> &b,
+             Strided<int32_t> &c) {
+    qtrain_uk_gemm_bitserial(s.M, s.N, s.K, a.storage.data(), a.offset, a.s0,
+                             a.s1, b.storage.data(), b.offset, b.s0, b.s1,
+                             c.storage.data(), c.offset, c.s0, c.s1, aBits,
+                             bBits);
+  };
+}
+
+/// B packed once at `bits` (8 or 4), then multiplied.
+IntegerGemm packedGemm(int bits) {
+  return [=](const Shape &s, Strided<int8_t> &a, Strided<int8_t> &b,
+             Strided<int32_t> &c) {
+    int64_t bytes = qtrain_uk_packed_b_bytes(s.N, s.K, bits);
+    ASSERT_GT(bytes, 0);
+    // 4 bits: half the bytes of 8.
+    if (bits == 4)
+      EXPECT_EQ(2 * bytes, qtrain_uk_packed_b_bytes(s.N, s.K, 8));
+    std::vector<uint8_t> packed(static_cast<size_t>(bytes));
+    qtrain_uk_pack_b(s.N, s.K, b.storage.data(), b.offset, b.s0, b.s1, bits,
+                     packed.data());
+    qtrain_uk_gemm_s8_packed_b(s.M, s.N, s.K, a.storage.data(), a.offset, a.s0,
+                               a.s1, packed.data(), bits, c.storage.data(),
+                               c.offset, c.s0, c.s1);
+  };
+}
+
 TEST(Ukernels, S8MatchesReferenceExactly) {
   for (int bits : {8, 5, 3})
-    checkInteger(bits, bits, false);
-  checkInteger(8, 3, false);
+    checkInteger(bits, bits, s8Gemm);
+  checkInteger(8, 3, s8Gemm);
 }
 
 TEST(Ukernels, BitSerialMatchesReferenceExactly) {
   for (int aBits = 1; aBits <= 4; ++aBits)
     for (int bBits = 1; bBits <= 4; ++bBits)
-      checkInteger(aBits, bBits, true);
+      checkInteger(aBits, bBits, bitSerialGemm(aBits, bBits));
+}
+
+// Packed k-bit weights: B packed once (8 or 4 bits), A any layout; exact.
+TEST(Ukernels, PackedBMatchesReferenceExactly) {
+  for (int bits : {8, 4})
+    checkInteger(8, bits, packedGemm(bits));
+  EXPECT_EQ(qtrain_uk_packed_b_bytes(4, 4, 3), -1);
 }
 
 TEST(Ukernels, AccumulationLengths) {
@@ -196,10 +238,10 @@ void checkAtMaxLength(int aBits, int bBits, bool bitSerial) {
   int8_t bMax = int8_t((1 << (bBits - 1)) - 1);
   std::vector<int8_t> a(size_t(M * K)), b(size_t(K * N)); // A row-, B col-major
   for (int64_t k = 0; k < K; ++k) {
-    a[size_t(k)] = aMin;                  // row 0: minimum
-    a[size_t(K + k)] = k % 2 ? aMin : 0;  // row 1: mixed
-    b[size_t(k)] = bMin;                  // column 0: minimum
-    b[size_t(K + k)] = bMax;              // column 1: maximum
+    a[size_t(k)] = aMin;                 // row 0: minimum
+    a[size_t(K + k)] = k % 2 ? aMin : 0; // row 1: mixed
+    b[size_t(k)] = bMin;                 // column 0: minimum
+    b[size_t(K + k)] = bMax;             // column 1: maximum
     b[size_t(2 * K + k)] = k % 3 ? bMin : bMax;
   }
   std::vector<int32_t> c(size_t(M * N), 0);
@@ -232,47 +274,6 @@ TEST(Ukernels, S8ExactAtMaxAccumulationLength) {
 TEST(Ukernels, BitSerialExactAtMaxAccumulationLength) {
   checkAtMaxLength(4, 4, true);
   checkAtMaxLength(4, 3, true);
-}
-
-// Packed k-bit weights: B packed once (8 or 4 bits), A any layout; exact.
-TEST(Ukernels, PackedBMatchesReferenceExactly) {
-  std::mt19937 gen(5);
-  std::uniform_int_distribution<int> aCode(-128, 127);
-  std::uniform_int_distribution<int32_t> init(-1000000, 1000000);
-  for (int bits : {8, 4}) {
-    std::uniform_int_distribution<int> bCode(-(1 << (bits - 1)),
-                                             (1 << (bits - 1)) - 1);
-    for (const Shape &s : kShapes)
-      for (int layout = 0; layout < 4; ++layout) {
-        auto a = filled<int8_t>(s.M, s.K, layout & 1,
-                                [&] { return int8_t(aCode(gen)); });
-        auto b = filled<int8_t>(s.K, s.N, layout & 2,
-                                [&] { return int8_t(bCode(gen)); });
-        auto c = filled<int32_t>(s.M, s.N, false, [&] { return init(gen); });
-        auto c0 = c;
-        int64_t bytes = qtrain_uk_packed_b_bytes(s.N, s.K, bits);
-        ASSERT_GT(bytes, 0);
-        // 4 bits: half the bytes of 8.
-        if (bits == 4)
-          EXPECT_EQ(2 * bytes, qtrain_uk_packed_b_bytes(s.N, s.K, 8));
-        std::vector<uint8_t> packed(static_cast<size_t>(bytes));
-        qtrain_uk_pack_b(s.N, s.K, b.storage.data(), b.offset, b.s0, b.s1,
-                         bits, packed.data());
-        qtrain_uk_gemm_s8_packed_b(s.M, s.N, s.K, a.storage.data(), a.offset,
-                                   a.s0, a.s1, packed.data(), bits,
-                                   c.storage.data(), c.offset, c.s0, c.s1);
-        for (int64_t i = 0; i < s.M; ++i)
-          for (int64_t j = 0; j < s.N; ++j) {
-            int64_t exact = c0.at(i, j);
-            for (int64_t k = 0; k < s.K; ++k)
-              exact += int64_t(a.at(i, k)) * b.at(k, j);
-            ASSERT_EQ(c.at(i, j), exact)
-                << bits << "-bit B, " << s.M << "x" << s.N << "x" << s.K
-                << " layout " << layout << " at " << i << "," << j;
-          }
-      }
-  }
-  EXPECT_EQ(qtrain_uk_packed_b_bytes(4, 4, 3), -1);
 }
 
 // At 8 x 8 bits' maximum accumulation length, extreme codes, packed B.
