@@ -37,17 +37,18 @@ Value mlir::qtrain::im2col(OpBuilder &b, Location loc, Value x,
                            const ConvGemmShape &s) {
   MLIRContext *ctx = b.getContext();
   Type element = cast<RankedTensorType>(x.getType()).getElementType();
-  // (n, oh, ow, c, kh, kw) <- x[n, c, oh*s0 + kh*d0, ow*s1 + kw*d1].
+  // (c, kh, kw, n, oh, ow) <- x[n, c, oh*s0 + kh*d0, ow*s1 + kw*d1]: the
+  // innermost loop (ow) walks both x and the patches contiguously.
   AffineExpr d[6];
   for (unsigned i = 0; i < 6; ++i)
     d[i] = getAffineDimExpr(i, ctx);
   AffineMap patchMap =
       AffineMap::get(6, 0,
-                     {d[0], d[3], d[1] * s.stride[0] + d[4] * s.dilation[0],
-                      d[2] * s.stride[1] + d[5] * s.dilation[1]},
+                     {d[3], d[0], d[4] * s.stride[0] + d[1] * s.dilation[0],
+                      d[5] * s.stride[1] + d[2] * s.dilation[1]},
                      ctx);
   Value init = tensor::EmptyOp::create(
-      b, loc, ArrayRef<int64_t>{s.n, s.oh, s.ow, s.c, s.kh, s.kw}, element);
+      b, loc, ArrayRef<int64_t>{s.c, s.kh, s.kw, s.n, s.oh, s.ow}, element);
   Value cols =
       linalg::GenericOp::create(
           b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
@@ -59,46 +60,41 @@ Value mlir::qtrain::im2col(OpBuilder &b, Location loc, Value x,
           })
           .getResult(0);
   return tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get({s.rows(), s.depth()}, element), cols,
+      b, loc, RankedTensorType::get({s.depth(), s.rows()}, element), cols,
       ArrayRef<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
 }
 
-Value mlir::qtrain::filterAsDepthByF(OpBuilder &b, Location loc, Value w,
+Value mlir::qtrain::filterAsFByDepth(OpBuilder &b, Location loc, Value w,
                                      const ConvGemmShape &s) {
   Type element = cast<RankedTensorType>(w.getType()).getElementType();
-  Value flat = tensor::CollapseShapeOp::create(
+  return tensor::CollapseShapeOp::create(
       b, loc, RankedTensorType::get({s.f, s.depth()}, element), w,
       ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
-  Value init = tensor::EmptyOp::create(
-      b, loc, ArrayRef<int64_t>{s.depth(), s.f}, element);
-  return linalg::TransposeOp::create(b, loc, flat, init,
-                                     ArrayRef<int64_t>{1, 0})
-      ->getResult(0);
 }
 
-Value mlir::qtrain::nchwAsRows(OpBuilder &b, Location loc, Value y,
-                               const ConvGemmShape &s) {
+Value mlir::qtrain::nchwAsFByRows(OpBuilder &b, Location loc, Value y,
+                                  const ConvGemmShape &s) {
   Type element = cast<RankedTensorType>(y.getType()).getElementType();
   Value init = tensor::EmptyOp::create(
-      b, loc, ArrayRef<int64_t>{s.n, s.oh, s.ow, s.f}, element);
-  Value nhwf = linalg::TransposeOp::create(b, loc, y, init,
-                                           ArrayRef<int64_t>{0, 2, 3, 1})
+      b, loc, ArrayRef<int64_t>{s.f, s.n, s.oh, s.ow}, element);
+  Value fnhw = linalg::TransposeOp::create(b, loc, y, init,
+                                           ArrayRef<int64_t>{1, 0, 2, 3})
                    ->getResult(0);
   return tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get({s.rows(), s.f}, element), nhwf,
-      ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
+      b, loc, RankedTensorType::get({s.f, s.rows()}, element), fnhw,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
 }
 
-Value mlir::qtrain::rowsAsNchw(OpBuilder &b, Location loc, Value rows,
-                               const ConvGemmShape &s) {
+Value mlir::qtrain::fByRowsAsNchw(OpBuilder &b, Location loc, Value rows,
+                                  const ConvGemmShape &s) {
   Type element = cast<RankedTensorType>(rows.getType()).getElementType();
-  Value nhwf = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({s.n, s.oh, s.ow, s.f}, element), rows,
-      ArrayRef<ReassociationIndices>{{0, 1, 2}, {3}});
+  Value fnhw = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({s.f, s.n, s.oh, s.ow}, element), rows,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}});
   Value init = tensor::EmptyOp::create(
       b, loc, ArrayRef<int64_t>{s.n, s.f, s.oh, s.ow}, element);
-  return linalg::TransposeOp::create(b, loc, nhwf, init,
-                                     ArrayRef<int64_t>{0, 3, 1, 2})
+  return linalg::TransposeOp::create(b, loc, fnhw, init,
+                                     ArrayRef<int64_t>{1, 0, 2, 3})
       ->getResult(0);
 }
 

@@ -6,11 +6,12 @@
 ///
 /// \file
 /// The layout qtrain runs a 2-D NCHW/FCHW convolution in as one GEMM, shared
-/// by qtrain-integer-kernels (on codes) and qtrain-conv-to-gemm (f32): the
-/// input as (N*OH*OW) x (C*KH*KW) patches (im2col), the filter as
-/// (C*KH*KW) x F, the output as (N*OH*OW) x F rows, put back to NCHW by a
-/// transpose. The GEMM's inner loop runs over F and a microkernel serves it
-/// (qtrain-microkernels), where the direct convolution's rows are short.
+/// by qtrain-integer-kernels (on codes) and qtrain-conv-to-gemm (f32):
+/// Y[f, (n, oh, ow)] = sum over (c, kh, kw) of W[f, (c, kh, kw)] times the
+/// patches P[(c, kh, kw), (n, oh, ow)] (im2col, K-major: the copy walks x
+/// and P contiguously along ow), the output as F x (N*OH*OW) rows, put back
+/// to NCHW by a transpose of whole OH*OW planes. A microkernel serves the
+/// GEMM (qtrain-microkernels), where the direct convolution's rows are short.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -31,17 +32,18 @@ struct ConvGemmShape {
   int64_t depth() const { return c * kh * kw; }
 };
 
-/// x [N, C, H, W] as patches [N*OH*OW, C*KH*KW] (one gathering copy).
+/// x [N, C, H, W] as patches [C*KH*KW, N*OH*OW] (one copy).
 Value im2col(OpBuilder &b, Location loc, Value x, const ConvGemmShape &s);
 
-/// w [F, C, KH, KW] as [C*KH*KW, F].
-Value filterAsDepthByF(OpBuilder &b, Location loc, Value w,
+/// w [F, C, KH, KW] as [F, C*KH*KW] (a reshape).
+Value filterAsFByDepth(OpBuilder &b, Location loc, Value w,
                        const ConvGemmShape &s);
 
-/// y [N, F, OH, OW] as rows [N*OH*OW, F], and back (element type kept).
-Value nchwAsRows(OpBuilder &b, Location loc, Value y, const ConvGemmShape &s);
-Value rowsAsNchw(OpBuilder &b, Location loc, Value rows,
-                 const ConvGemmShape &s);
+/// y [N, F, OH, OW] as [F, N*OH*OW], and back (element type kept).
+Value nchwAsFByRows(OpBuilder &b, Location loc, Value y,
+                   const ConvGemmShape &s);
+Value fByRowsAsNchw(OpBuilder &b, Location loc, Value rows,
+                    const ConvGemmShape &s);
 
 /// The loops of a contraction out = sum x * y (maps {x, y, out}) as a GEMM:
 /// m loops (x and out), n loops (y and out), k loops (x and y). Fails on a

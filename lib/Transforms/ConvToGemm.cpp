@@ -42,13 +42,13 @@ struct ConvAsIm2colGemm : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
       return rewriter.notifyMatchFailure(conv, "dynamic shapes");
     Location loc = conv.getLoc();
     Value patches = im2col(rewriter, loc, conv.getInputs()[0], *shape);
-    Value filter = filterAsDepthByF(rewriter, loc, conv.getInputs()[1], *shape);
-    Value rows = nchwAsRows(rewriter, loc, conv.getOutputs()[0], *shape);
-    Value product =
-        linalg::MatmulOp::create(rewriter, loc, ValueRange{patches, filter},
-                                 ValueRange{rows})
-            .getResult(0);
-    rewriter.replaceOp(conv, rowsAsNchw(rewriter, loc, product, *shape));
+    Value filter = filterAsFByDepth(rewriter, loc, conv.getInputs()[1], *shape);
+    Value rows = nchwAsFByRows(rewriter, loc, conv.getOutputs()[0], *shape);
+    Value product = linalg::MatmulOp::create(rewriter, loc,
+                                             ValueRange{filter, patches},
+                                             ValueRange{rows})
+                        .getResult(0);
+    rewriter.replaceOp(conv, fByRowsAsNchw(rewriter, loc, product, *shape));
     return success();
   }
 };

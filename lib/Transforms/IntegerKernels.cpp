@@ -213,6 +213,8 @@ struct Term {
   llvm::SmallBitVector collapsed;
   /// The op that computes the sum (the value may be a reshape of it).
   Operation *sum = nullptr;
+  /// Whether the sum's first operand is the second factor's codes.
+  bool swapped = false;
 };
 
 struct Rewriter {
@@ -422,13 +424,16 @@ struct Rewriter {
     FailureOr<ConvGemmShape> shape = ConvGemmShape::of(conv);
     if (failed(shape))
       return failure();
-    Value a = im2col(b, loc, x, *shape);
-    Value wt = filterAsDepthByF(b, loc, w, *shape);
-    Value init = zeros({shape->rows(), shape->f}, *acc);
-    linalg::GenericOp gemm = multiplyAccumulate(
-        a, wt, init, gemmMaps(/*rhsTransposed=*/false), gemmIterators(), *acc);
-    Value t1 = rowsAsNchw(b, loc, gemm.getResult(0), *shape);
-    return Term{t1, llvm::SmallBitVector(4), gemm};
+    Value patches = im2col(b, loc, x, *shape);
+    Value filter = filterAsFByDepth(b, loc, w, *shape);
+    Value init = zeros({shape->f, shape->rows()}, *acc);
+    // The filter's codes are the GEMM's first operand.
+    linalg::GenericOp gemm =
+        multiplyAccumulate(filter, patches, init,
+                           gemmMaps(/*rhsTransposed=*/false), gemmIterators(),
+                           *acc);
+    Value t1 = fByRowsAsNchw(b, loc, gemm.getResult(0), *shape);
+    return Term{t1, llvm::SmallBitVector(4), gemm, /*swapped=*/true};
   }
 
   /// T1 of a generic contraction whose operand reads windows (a
@@ -700,10 +705,12 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
   // The integer product keeps the product's tags, and tells the lowering
   // the widths of its codes (qtrain-microkernels picks a kernel by them).
   copyTags(op, t1->sum);
-  t1->sum->setAttr(kCodeBitsAttrName,
-                   DenseI32ArrayAttr::get(
-                       t1->sum->getContext(),
-                       {int32_t(factors[0].bits), int32_t(factors[1].bits)}));
+  int32_t first = int32_t(factors[0].bits), second = int32_t(factors[1].bits);
+  if (t1->swapped)
+    std::swap(first, second);
+  t1->sum->setAttr(kCodeBitsAttrName, DenseI32ArrayAttr::get(
+                                          t1->sum->getContext(),
+                                          {first, second}));
   op->replaceAllUsesWith(epilogue->getResults());
   op->erase();
   // The factors may share their quantizer and chain (x * x): erase each op

@@ -93,14 +93,14 @@ func.func @wide_b12(%x: tensor<8x1024xf32>, %w: tensor<1024x4xf32>, %init: tenso
 //       CHECK:   tensor.pad %[[ONES]] low[0, 0, 1, 1] high[0, 0, 1, 1]
 //       CHECK:   } : tensor<1x1x6x6xi8> to tensor<1x1x8x8xi8>
 //       CHECK:   linalg.fill {{.*}} -> tensor<1x1x3x3xi8>
-// T1 as a GEMM on patches (im2col): (2*6*6) x (1*3*3) times 9 x 3, put
-// back to NCHW.
-//       CHECK:   %[[COLS:.*]] = linalg.generic {{.*}} ins(%[[PADDED:.*]] : tensor<2x1x8x8xi8>) outs(%{{.*}} : tensor<2x6x6x1x3x3xi8>)
-//       CHECK:   tensor.collapse_shape %[[COLS]] {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<2x6x6x1x3x3xi8> into tensor<72x9xi8>
-//       CHECK:   linalg.transpose ins(%{{.*}} : tensor<3x9xi8>) outs(%{{.*}} : tensor<9x3xi8>)
-//       CHECK:   %[[GEMM:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<72x3xi32>) attrs = {qtrain.code_bits = array<i32: {{[0-9]+}}, {{[0-9]+}}>, qtrain.layer = 2 : i64
-//       CHECK:   tensor.expand_shape %[[GEMM]] {{.*}} into tensor<2x6x6x3xi32>
-//       CHECK:   linalg.transpose ins(%{{.*}} : tensor<2x6x6x3xi32>) outs(%{{.*}} : tensor<2x3x6x6xi32>) permutation = [0, 3, 1, 2]
+// T1 as a GEMM on patches (im2col, K-major): the filter's codes 3 x (1*3*3)
+// times patches (1*3*3) x (2*6*6), put back to NCHW.
+//       CHECK:   %[[COLS:.*]] = linalg.generic {{.*}} ins(%[[PADDED:.*]] : tensor<2x1x8x8xi8>) outs(%{{.*}} : tensor<1x3x3x2x6x6xi8>)
+//       CHECK:   %[[P:.*]] = tensor.collapse_shape %[[COLS]] {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<1x3x3x2x6x6xi8> into tensor<9x72xi8>
+//       CHECK:   %[[F:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : tensor<3x1x3x3xi8> into tensor<3x9xi8>
+//       CHECK:   %[[GEMM:.*]] = linalg.generic {{.*}} ins(%[[F]], %[[P]] : tensor<3x9xi8>, tensor<9x72xi8>) outs(%{{.*}} : tensor<3x72xi32>) attrs = {qtrain.code_bits = array<i32: 8, 8>, qtrain.layer = 2 : i64
+//       CHECK:   tensor.expand_shape %[[GEMM]] {{.*}} into tensor<3x2x6x6xi32>
+//       CHECK:   linalg.transpose ins(%{{.*}} : tensor<3x2x6x6xi32>) outs(%{{.*}} : tensor<2x3x6x6xi32>) permutation = [1, 0, 2, 3]
 // T2: the activation's codes summed over the channels first (the weight's
 // mask is constant along c).
 //       CHECK:   ins(%[[PADDED]] : tensor<2x1x8x8xi8>) outs(%{{.*}} : tensor<2x8x8xi32>)
