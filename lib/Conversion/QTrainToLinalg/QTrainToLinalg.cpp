@@ -74,9 +74,25 @@ static std::array<Value, 4> philox(OpBuilder &b, Location loc,
 
 /// The min/max of the finite elements of `input`, per tensor (0-d tensors)
 /// or per slice along `axis` (1-D), with 0/0 where no element is finite.
-static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
-                                          Value input,
-                                          std::optional<int64_t> axis);
+/// 1 (i8) when x is NaN: flags are i8 because i1 memory does not vectorize.
+static Value nanFlag(OpBuilder &b, Location loc, Value x) {
+  Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+  return arith::ExtUIOp::create(b, loc, b.getI8Type(), isNan);
+}
+
+static SmallVector<Value> orFlags(OpBuilder &b, Location loc, ValueRange x,
+                                  ValueRange y) {
+  return {arith::OrIOp::create(b, loc, x[0], y[0])};
+}
+
+/// The min/max of a tensor's finite elements, and whether any is NaN.
+struct Range {
+  Value min, max;
+  /// An i8 0-d tensor, non-zero when some element is NaN.
+  Value anyNan;
+};
+static Range buildRange(OpBuilder &b, Location loc, Value input,
+                        std::optional<int64_t> axis);
 
 /// Reduces `input` over all dimensions, or all but `axis`, into one
 /// statistic per tensor (0-d results) or per slice (1-D) for each of
@@ -298,8 +314,12 @@ public:
     shape = llvm::to_vector(type.getShape());
     mn = q.min;
     mx = q.max;
-    if (!mn)
-      std::tie(mn, mx) = buildRange(b, loc, q.input, q.axis);
+    if (!mn) {
+      Range range = buildRange(b, loc, q.input, q.axis);
+      mn = range.min;
+      mx = range.max;
+      anyNan = range.anyNan;
+    }
     // Scalars of an explicit per-tensor range become 0-d tensors.
     for (Value *v : {&mn, &mx})
       if (!isa<RankedTensorType>(v->getType()))
@@ -364,6 +384,9 @@ public:
   const Quantizer &q;
   SmallVector<int64_t> shape;
   Value mn, mx, levels, seedLo, seedHi, stream;
+  /// Set when the range was reduced from the input (the same pass found
+  /// NaNs); null for an explicit range.
+  Value anyNan;
 };
 
 struct FakeQuantLowering : OpRewritePattern<FakeQuantOp> {
@@ -430,20 +453,16 @@ struct QuantizeLowering : OpRewritePattern<QuantizeOp> {
     unsigned rank = type.getRank();
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
 
-    // Any NaN element poisons `low`. The flag is an i8 (i1 memory does not
-    // vectorize).
-    auto orFlags = [](OpBuilder &nb, Location nl, ValueRange x, ValueRange y) {
-      return SmallVector<Value>{arith::OrIOp::create(nb, nl, x[0], y[0])};
-    };
-    Value anyNan = reduceElements(
-        b, loc, op.getInput(), std::nullopt, {b.getI8IntegerAttr(0)},
-        [&](OpBuilder &nb, Location nl, Value x, ValueRange acc) {
-          Value isNan =
-              arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNO, x, x);
-          Value flag = arith::ExtUIOp::create(nb, nl, nb.getI8Type(), isNan);
-          return orFlags(nb, nl, acc, ValueRange{flag});
-        },
-        orFlags)[0];
+    // Any NaN element poisons `low` (the range reduction found them when
+    // it ran; an explicit range needs a pass of its own).
+    Value anyNan = grid.anyNan;
+    if (!anyNan)
+      anyNan = reduceElements(
+          b, loc, op.getInput(), std::nullopt, {b.getI8IntegerAttr(0)},
+          [&](OpBuilder &nb, Location nl, Value x, ValueRange acc) {
+            return orFlags(nb, nl, acc, ValueRange{nanFlag(nb, nl, x)});
+          },
+          orFlags)[0];
 
     // The grid: scale and low per statistic.
     auto gridOp = linalg::GenericOp::create(
@@ -503,8 +522,8 @@ struct RangeEmaLowering : OpRewritePattern<RangeEmaOp> {
     if (!op.getInput().getType().hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shapes");
     Location loc = op.getLoc();
-    auto [mnTensor, mxTensor] =
-        buildRange(rewriter, loc, op.getInput(), std::nullopt);
+    Range range = buildRange(rewriter, loc, op.getInput(), std::nullopt);
+    Value mnTensor = range.min, mxTensor = range.max;
     Scalar s{rewriter, loc};
     double m = op.getMomentum().convertToDouble();
     Value momentum = s.f32(m), weight = s.f32(1.0 - m);
@@ -527,9 +546,8 @@ struct RangeEmaLowering : OpRewritePattern<RangeEmaOp> {
   }
 };
 
-static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
-                                          Value input,
-                                          std::optional<int64_t> axis) {
+static Range buildRange(OpBuilder &b, Location loc, Value input,
+                        std::optional<int64_t> axis) {
   MLIRContext *ctx = b.getContext();
   SmallVector<int64_t> statShape;
   if (axis)
@@ -545,13 +563,16 @@ static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
     Value flip = arith::AndIOp::create(s.b, s.loc, sign, s.i32(0x7fffffff));
     return arith::XOrIOp::create(s.b, s.loc, bits, flip).getResult();
   };
-  auto minMax = [](OpBuilder &nb, Location nl, ValueRange x, ValueRange y) {
+  // Min key, max key and the NaN flag in one pass over the input.
+  auto combine = [](OpBuilder &nb, Location nl, ValueRange x, ValueRange y) {
     return SmallVector<Value>{arith::MinSIOp::create(nb, nl, x[0], y[0]),
-                              arith::MaxSIOp::create(nb, nl, x[1], y[1])};
+                              arith::MaxSIOp::create(nb, nl, x[1], y[1]),
+                              arith::OrIOp::create(nb, nl, x[2], y[2])};
   };
   SmallVector<Value> keys = reduceElements(
       b, loc, input, axis,
-      {b.getI32IntegerAttr(INT32_MAX), b.getI32IntegerAttr(INT32_MIN)},
+      {b.getI32IntegerAttr(INT32_MAX), b.getI32IntegerAttr(INT32_MIN),
+       b.getI8IntegerAttr(0)},
       [&](OpBuilder &nb, Location nl, Value x, ValueRange acc) {
         Scalar s{nb, nl};
         Value finite = s.isFinite(x);
@@ -559,9 +580,29 @@ static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
             orderKey(s, arith::BitcastOp::create(nb, nl, nb.getI32Type(), x));
         Value forMin = s.select(finite, key, s.i32(uint32_t(INT32_MAX)));
         Value forMax = s.select(finite, key, s.i32(uint32_t(INT32_MIN)));
-        return minMax(nb, nl, acc, ValueRange{forMin, forMax});
+        return combine(nb, nl, acc,
+                       ValueRange{forMin, forMax, nanFlag(nb, nl, x)});
       },
-      minMax);
+      combine);
+  // Per-channel flags: any channel.
+  Value anyNan = keys[2];
+  if (axis) {
+    Value e =
+        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, b.getI8Type());
+    Value zero = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
+    Value init = linalg::FillOp::create(b, loc, zero, e).getResult(0);
+    anyNan = linalg::GenericOp::create(
+                 b, loc, TypeRange{init.getType()}, ValueRange{keys[2]},
+                 ValueRange{init},
+                 ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(1, ctx),
+                                     AffineMap::get(1, 0, {}, ctx)},
+                 utils::IteratorType::reduction,
+                 [](OpBuilder &nb, Location nl, ValueRange a) {
+                   linalg::YieldOp::create(nb, nl, orFlags(nb, nl, a[0], a[1]));
+                 })
+                 .getResult(0);
+  }
+  keys.pop_back();
   // Back to floats; no finite element: the range is [0, 0].
   AffineMap id = AffineMap::getMultiDimIdentityMap(statShape.size(), ctx);
   SmallVector<utils::IteratorType> par(statShape.size(),
@@ -586,7 +627,7 @@ static std::pair<Value, Value> buildRange(OpBuilder &b, Location loc,
             ValueRange{s.select(none, zero, toFloat(a[0])),
                        s.select(none, zero, toFloat(a[1]))});
       });
-  return {fixed.getResult(0), fixed.getResult(1)};
+  return {fixed.getResult(0), fixed.getResult(1), anyNan};
 }
 
 struct ConvertQTrainToLinalgPass

@@ -1,11 +1,12 @@
 // RUN: qtrain-opt %s --convert-qtrain-to-linalg | FileCheck %s
 
 // The structure of the lowering (its numerics are pinned bit for bit by
-// bit-exact.mlir): a two-result reduction for the finite min/max, the
+// bit-exact.mlir): one reduction for the finite min/max (and a NaN flag,
+// which fake_quant does not use: canonicalization drops it), the
 // no-finite-element fix-up, then one elementwise generic with the grid, the
 // clamp, round-half-even and the dequantization.
 // CHECK-LABEL: func.func @per_channel
-//       CHECK:   %[[RANGE:.*]]:2 = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+//       CHECK:   %[[RANGE:.*]]:3 = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
 //       CHECK:     arith.cmpf one
 //       CHECK:   %[[FIXED:.*]]:2 = linalg.generic
 //       CHECK:   arith.shli

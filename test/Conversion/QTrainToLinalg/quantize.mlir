@@ -2,21 +2,22 @@
 
 // The structure of qtrain.quantize's lowering (its codes are pinned bit for
 // bit against the reference integer computation by
-// test/Pipelines/variants.test and lenet-variants.test): the range
-// reduction (on integer keys that order like the floats: signed min/max),
-// a NaN flag (i8) over the whole tensor, the grid per channel (scale, and
-// low poisoned by NaN), then the codes q - 2^(b-1) truncated to i8.
+// test/Pipelines/variants.test and lenet-variants.test): one pass over the
+// input for the range (integer keys that order like the floats: signed
+// min/max) and the NaN flags (i8) per channel, the flags of all channels
+// or-ed, the grid per channel (scale, and low poisoned by NaN), then the
+// codes q - 2^(b-1) truncated to i8.
 // CHECK-LABEL: func.func @per_channel
 //       CHECK:   %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
-//       CHECK:   %[[RANGE:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+//       CHECK:   %[[RANGE:.*]]:3 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]{{.*}} outs({{.*}} : tensor<6xi32>, tensor<6xi32>, tensor<6xi8>)
 //       CHECK:     arith.bitcast %{{.*}} : f32 to i32
-//       CHECK:     arith.minsi
-//       CHECK:     arith.maxsi
-//       CHECK:   %[[FIXED:.*]]:2 = linalg.generic
-//       CHECK:   %[[ANY:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]
 //       CHECK:     arith.cmpf uno
 //       CHECK:     arith.extui %{{.*}} : i1 to i8
+//       CHECK:     arith.minsi
+//       CHECK:     arith.maxsi
 //       CHECK:     arith.ori
+//       CHECK:   %[[ANY:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[RANGE]]#2 : tensor<6xi8>) outs(%{{.*}} : tensor<i8>)
+//       CHECK:   %[[FIXED:.*]]:2 = linalg.generic {{.*}} ins(%[[RANGE]]#0, %[[RANGE]]#1
 //       CHECK:   %[[GRID:.*]]:2 = linalg.generic {{.*}} ins(%[[FIXED]]#0, %[[FIXED]]#1, %[[ANY]] : tensor<6xf32>, tensor<6xf32>, tensor<i8>)
 //       CHECK:     %[[ISNAN:.*]] = arith.cmpi ne
 //       CHECK:     arith.select %[[ISNAN]], %[[NAN]], %{{.*}} : f32
@@ -46,7 +47,7 @@ func.func @wide(%x: tensor<8xf32>) -> tensor<8xi16> {
 // CHECK-LABEL: func.func @split_reductions
 //       CHECK:   tensor.collapse_shape %arg0 {{.*}} into tensor<8192xf32>
 //       CHECK:   tensor.expand_shape {{.*}} into tensor<32x256xf32>
-//       CHECK:   linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} outs({{.*}} : tensor<256xi32>, tensor<256xi32>)
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} outs({{.*}} : tensor<256xi32>, tensor<256xi32>, tensor<256xi8>)
 //       CHECK:   linalg.generic {{.*}} iterator_types = ["reduction"]{{.*}} ins({{.*}} : tensor<256xi32>) outs({{.*}} : tensor<i32>)
 //       CHECK:     arith.minsi
 //       CHECK:   linalg.generic {{.*}} iterator_types = ["reduction"]{{.*}} ins({{.*}} : tensor<256xi32>) outs({{.*}} : tensor<i32>)
