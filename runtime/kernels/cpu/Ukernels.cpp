@@ -230,10 +230,11 @@ void qtrain_uk_gemm_bf16(int64_t M, int64_t N, int64_t K, const float *a,
                          const float *b, int64_t bOffset, int64_t bStrideK,
                          int64_t bStrideN, float *c, int64_t cOffset,
                          int64_t cStrideM, int64_t cStrideN) {
+  // Same operands as f32; only the kernel differs.
+  auto blocked = hasAvx512BF16() ? gemmBF16Avx512 : portableGemm<BF16>;
   gemm<float, float>(M, N, K, {a + aOffset, aStrideM, aStrideK},
                      {b + bOffset, bStrideK, bStrideN},
-                     {c + cOffset, cStrideM, cStrideN},
-                     hasAvx512BF16() ? gemmBF16Avx512 : portableGemm<BF16>);
+                     {c + cOffset, cStrideM, cStrideN}, blocked);
 }
 
 void qtrain_uk_gemm_s8s8s32(int64_t M, int64_t N, int64_t K, const int8_t *a,
@@ -241,9 +242,9 @@ void qtrain_uk_gemm_s8s8s32(int64_t M, int64_t N, int64_t K, const int8_t *a,
                             const int8_t *b, int64_t bOffset, int64_t bStrideK,
                             int64_t bStrideN, int32_t *c, int64_t cOffset,
                             int64_t cStrideM, int64_t cStrideN) {
-  gemm<int8_t, int32_t>(M, N, K, {a + aOffset, aStrideM, aStrideK},
-                        {b + bOffset, bStrideK, bStrideN},
-                        {c + cOffset, cStrideM, cStrideN},
+  View<const int8_t> av{a + aOffset, aStrideM, aStrideK};
+  View<const int8_t> bv{b + bOffset, bStrideK, bStrideN};
+  gemm<int8_t, int32_t>(M, N, K, av, bv, {c + cOffset, cStrideM, cStrideN},
                         hasAvx512Vnni() ? gemmS8Avx512 : portableGemm<S8>);
 }
 
