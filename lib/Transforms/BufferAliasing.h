@@ -17,6 +17,7 @@
 #define QTRAIN_LIB_TRANSFORMS_BUFFERALIASING_H
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::qtrain {
@@ -28,6 +29,19 @@ inline Value rootOf(Value v) {
   return v;
 }
 
+/// Whether `v` is an argument of a function (an entry-block argument of a
+/// FunctionOpInterface op): memory the caller owns, which no allocation
+/// inside the function can be. Other block arguments (loop-carried values)
+/// may be anything.
+inline bool isFunctionArgument(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg)
+    return false;
+  Block *block = arg.getOwner();
+  return block->isEntryBlock() &&
+         isa_and_nonnull<FunctionOpInterface>(block->getParentOp());
+}
+
 /// Whether two buffer roots may be the same memory.
 inline bool mayAlias(Value a, Value b) {
   if (a == b)
@@ -36,9 +50,9 @@ inline bool mayAlias(Value a, Value b) {
     return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
         v.getDefiningOp());
   };
-  if (fresh(a) && (fresh(b) || isa<BlockArgument>(b)))
+  if (fresh(a) && (fresh(b) || isFunctionArgument(b)))
     return false;
-  return !(fresh(b) && isa<BlockArgument>(a));
+  return !(fresh(b) && isFunctionArgument(a));
 }
 
 } // namespace mlir::qtrain

@@ -80,6 +80,17 @@ contiguousReductionOrder(linalg::LinalgOp op) {
         return isa<IntegerType>(getElementTypeOrSelf(t));
       }))
     return std::nullopt;
+  // The body must fold each element into the output with one commutative,
+  // associative operation that is the output's only use (out = out + f(x),
+  // min, max, and, or, xor), so any visiting order gives the same bits.
+  Block *body = op.getBlock();
+  BlockArgument out = body->getArguments().back();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  Operation *combine = yield.getValues().front().getDefiningOp();
+  if (!out.hasOneUse() || !combine || *out.getUsers().begin() != combine ||
+      !isa<arith::AddIOp, arith::MaxSIOp, arith::MinSIOp, arith::MaxUIOp,
+           arith::MinUIOp, arith::AndIOp, arith::OrIOp, arith::XOrIOp>(combine))
+    return std::nullopt;
   unsigned numLoops = op.getNumLoops();
   auto walksInLast = [&](unsigned d) {
     for (OpOperand *input : op.getDpsInputOperands()) {

@@ -62,12 +62,22 @@ std::optional<StringRef> kernelFor(linalg::LinalgOp op) {
         body, [](Operation *mul, Operation *add) {
           return isa<arith::MulIOp>(mul) && isa<arith::AddIOp>(add);
         });
-    // Both factors sign-extended (extui would be another product).
-    bool signedCasts = llvm::all_of(body, [](Operation &inner) {
+    // The product of the two sign-extended factors, in i32 (extui, or a
+    // product wrapped to 8 bits before widening, would be another product).
+    auto signExtendedArg = [&](Value v) {
+      auto ext = v.getDefiningOp<arith::ExtSIOp>();
+      return ext && ext.getType().isInteger(32) &&
+             isa<BlockArgument>(ext.getIn()) &&
+             cast<BlockArgument>(ext.getIn()).getArgNumber() < 2;
+    };
+    bool signedCasts = llvm::all_of(body, [&](Operation &inner) {
+      if (auto mul = dyn_cast<arith::MulIOp>(inner))
+        return mul.getType().isInteger(32) && signExtendedArg(mul.getLhs()) &&
+               signExtendedArg(mul.getRhs());
       if (auto ext = dyn_cast<arith::ExtSIOp>(inner))
         return ext.getIn().getType().isInteger(8) &&
                ext.getType().isInteger(32);
-      return isa<arith::MulIOp, arith::AddIOp, linalg::YieldOp>(inner);
+      return isa<arith::AddIOp, linalg::YieldOp>(inner);
     });
     if (!isMulAdd || !signedCasts)
       return std::nullopt;
@@ -132,6 +142,10 @@ linalg::TransposeOp foldableTranspose(linalg::LinalgOp gemm, Value operand) {
       !transpose->isBeforeInBlock(gemm) ||
       writtenBetween(transpose, gemm, transpose.getInput()))
     return {};
+  // The GEMM itself may write the source (in place, when the copy was what
+  // let bufferization reuse the source for the output): the kernels copy
+  // an input that overlaps their output before they write it, which is the
+  // snapshot the transpose took.
   // Deallocations must come after the GEMM.
   for (Operation *user : alloc->getUsers())
     if (isa<memref::DeallocOp>(user) &&
@@ -204,7 +218,9 @@ struct MicrokernelsPass
         if (linalg::TransposeOp t = foldableTranspose(op, buffer)) {
           buffer = t.getInput();
           perm.assign(t.getPermutation().begin(), t.getPermutation().end());
-          folded.push_back(t);
+          // Both inputs may read the same copy: remove it once.
+          if (!llvm::is_contained(folded, t))
+            folded.push_back(t);
         }
       auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
       args.push_back(meta.getBaseBuffer());

@@ -86,3 +86,21 @@ func.func @integer_row_sum(%w: tensor<4x16xi8>, %init: tensor<4xi32>) -> tensor<
   } -> tensor<4xi32>
   return %s : tensor<4xi32>
 }
+
+// -----
+
+// Not reordered: the body is not one associative combine of the output
+// (out * 3 + x depends on the order the elements come in).
+// CHECK-LABEL: func.func @order_dependent_sum
+//       CHECK:   iterator_types = ["reduction", "parallel"]
+func.func @order_dependent_sum(%w: tensor<4x16xi32>, %init: tensor<4xi32>) -> tensor<4xi32> {
+  %s = linalg.generic {indexing_maps = [affine_map<(k, n) -> (n, k)>, affine_map<(k, n) -> (n)>], iterator_types = ["reduction", "parallel"]}
+      ins(%w : tensor<4x16xi32>) outs(%init : tensor<4xi32>) {
+  ^bb0(%x: i32, %acc: i32):
+    %c3 = arith.constant 3 : i32
+    %m = arith.muli %acc, %c3 : i32
+    %r = arith.addi %m, %x : i32
+    linalg.yield %r : i32
+  } -> tensor<4xi32>
+  return %s : tensor<4xi32>
+}

@@ -145,3 +145,40 @@ func.func @narrow_codes(%a: memref<64x64xi8>, %b: memref<64x64xi8>, %c: memref<6
   }
   return
 }
+
+// -----
+
+// One transposed copy read as both inputs: both read W, the copy goes once.
+// CHECK-LABEL: func.func @same_copy_twice
+// CHECK-NOT: linalg.transpose
+// CHECK: call @qtrain_uk_gemm_f32
+// CHECK-NOT: memref.alloc
+func.func @same_copy_twice(%w: memref<32x32xf32>, %y: memref<32x32xf32>) {
+  %wt = memref.alloc() : memref<32x32xf32>
+  linalg.transpose ins(%w : memref<32x32xf32>) outs(%wt : memref<32x32xf32>) permutation = [1, 0]
+  linalg.matmul ins(%wt, %wt : memref<32x32xf32>, memref<32x32xf32>) outs(%y : memref<32x32xf32>)
+  memref.dealloc %wt : memref<32x32xf32>
+  return
+}
+
+// -----
+
+// Products wrapped to 8 bits before widening are another product: left
+// alone.
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @narrow_product
+// CHECK-NOT: call
+// CHECK: arith.muli %{{.*}}, %{{.*}} : i8
+func.func @narrow_product(%a: memref<64x64xi8>, %b: memref<64x64xi8>, %c: memref<64x64xi32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<64x64xi8>, memref<64x64xi8>) outs(%c : memref<64x64xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %p = arith.muli %x, %y : i8
+    %e = arith.extsi %p : i8 to i32
+    %s = arith.addi %acc, %e : i32
+    linalg.yield %s : i32
+  }
+  return
+}

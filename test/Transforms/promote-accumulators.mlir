@@ -74,3 +74,28 @@ func.func @may_alias(%w: memref<128xi32>, %out: memref<i32>, %other: memref<128x
   }
   return
 }
+
+// Not promoted: a loop-carried buffer (%b) may be the accumulator's
+// allocation itself.
+// CHECK-LABEL: func.func @loop_carried_buffer
+// CHECK: scf.for {{.*}} iter_args(%[[B:.*]] = %{{.*}}) -> (memref<4xi32>)
+// CHECK:   scf.for
+// CHECK-NOT: iter_args
+// CHECK:     memref.load %[[B]]
+// CHECK:     memref.store
+func.func @loop_carried_buffer() -> memref<4xi32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = memref.alloc() : memref<4xi32>
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%b = %a) -> (memref<4xi32>) {
+    scf.for %k = %c0 to %c4 step %c1 {
+      %v = memref.load %a[%c0] : memref<4xi32>
+      %w = memref.load %b[%c0] : memref<4xi32>
+      %s = arith.addi %v, %w : i32
+      memref.store %s, %a[%c0] : memref<4xi32>
+    }
+    scf.yield %b : memref<4xi32>
+  }
+  return %r : memref<4xi32>
+}

@@ -12,7 +12,8 @@
  * copy: element (i, j) of a view is base[offset + i * s0 + j * s1].
  *
  * Every kernel accumulates: C += A * B, as a linalg contraction does into
- * its init. A is M x K, B is K x N, C is M x N.
+ * its init. A is M x K, B is K x N, C is M x N. An A or B that shares
+ * memory with C is read as it was before the call (copied first).
  *
  * The implementation packs panels of A and B (converting on the way: s8 ->
  * u8 for VNNI, f32 -> bf16) and runs AVX-512 microkernels when the CPU has

@@ -5,18 +5,34 @@
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// Compiled with AVX-512 (F, BW, VL, VNNI, BF16, VPOPCNTDQ) enabled; nothing
+/// Compiled for AVX-512 (F, BW, VL, DQ, VNNI, BF16, VPOPCNTDQ); nothing
 /// here runs unless Ukernels.cpp found the features on the CPU. Each kernel
 /// keeps its 12 x 32 tile in 24 zmm accumulators: per k-group it loads two
 /// B vectors and broadcasts one A element (or pair, or quad) per row.
 ///
+/// With clang the features are a target attribute on this file's own
+/// functions (and Driver.h's, internal to this file), not a flag for the
+/// whole file: inline functions of the standard library that both this file
+/// and the portable Ukernels.cpp instantiate (std::vector's members...) are
+/// merged by the linker, and must not be the AVX-512 copy.
+///
 //===----------------------------------------------------------------------===//
 
-#include "Driver.h"
-
-#include <immintrin.h>
+#include "Microkernels.h"
 
 #include <algorithm>
+#include <cstring>
+#include <immintrin.h>
+#include <vector>
+
+#if defined(__clang__)
+#pragma clang attribute push(                                                  \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,"     \
+                          "avx512bf16,avx512vpopcntdq"))),                     \
+    apply_to = function)
+#endif
+
+#include "Driver.h"
 
 namespace qtrain::uk {
 namespace {
@@ -230,23 +246,33 @@ struct BitSerialTiles {
     for (int64_t n0 = 0; n0 < N; n0 += 8 * NV)
       for (int64_t m0 = 0; m0 < M; m0 += MR) {
         __m512i acc[MR][BA][BB][NV];
+#pragma unroll
         for (int r = 0; r < MR; ++r)
+#pragma unroll
           for (int i = 0; i < BA; ++i)
+#pragma unroll
             for (int j = 0; j < BB; ++j)
+#pragma unroll
               for (int v = 0; v < NV; ++v)
                 acc[r][i][j][v] = _mm512_setzero_si512();
         const uint64_t *aRow = aPlanes + m0 * BA * words;
         for (int64_t w = 0; w < words; ++w) {
           __m512i bv[BB][NV];
+#pragma unroll
           for (int j = 0; j < BB; ++j)
+#pragma unroll
             for (int v = 0; v < NV; ++v)
               bv[j][v] = _mm512_loadu_si512(bPlanes + (j * words + w) * nPad +
                                             n0 + 8 * v);
+#pragma unroll
           for (int r = 0; r < MR; ++r)
+#pragma unroll
             for (int i = 0; i < BA; ++i) {
               __m512i av =
                   _mm512_set1_epi64(int64_t(aRow[(r * BA + i) * words + w]));
+#pragma unroll
               for (int j = 0; j < BB; ++j)
+#pragma unroll
                 for (int v = 0; v < NV; ++v)
                   acc[r][i][j][v] = _mm512_add_epi64(
                       acc[r][i][j][v],
@@ -260,7 +286,9 @@ struct BitSerialTiles {
           __m512i colSum = _mm512_loadu_si512(sums + mPad + nBase);
           for (int r = 0; r < MR && m0 + r < M; ++r) {
             __m512i q = _mm512_setzero_si512();
+#pragma unroll
             for (int i = 0; i < BA; ++i)
+#pragma unroll
               for (int j = 0; j < BB; ++j)
                 q = _mm512_add_epi64(
                     q, _mm512_slli_epi64(acc[r][i][j][v], unsigned(i + j)));
@@ -366,3 +394,7 @@ void bitSerialAvx512(BitSerialOperands operands) {
 }
 
 } // namespace qtrain::uk
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif

@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace qtrain::uk {
@@ -127,12 +128,46 @@ void portableGemm(Gemm<P> g) {
   gemmBlocked<P>(g, portableKernel<P>);
 }
 
+/// The bytes an rows x cols view spans.
+template <class T>
+std::pair<uintptr_t, uintptr_t> spanOf(View<T> v, int64_t rows, int64_t cols) {
+  auto at = [&](int64_t i, int64_t j) {
+    return reinterpret_cast<uintptr_t>(v.p + i * v.s0 + j * v.s1);
+  };
+  uintptr_t lo = std::min(
+      {at(0, 0), at(rows - 1, 0), at(0, cols - 1), at(rows - 1, cols - 1)});
+  uintptr_t hi = std::max(
+      {at(0, 0), at(rows - 1, 0), at(0, cols - 1), at(rows - 1, cols - 1)});
+  return {lo, hi + sizeof(T)};
+}
+
+/// An input view that shares memory with the output is read from a
+/// row-major copy taken before anything is written (the values a
+/// contraction reads are those before it runs). `copy` keeps the storage.
+template <class In, class Acc>
+View<const In> unaliased(View<const In> in, int64_t rows, int64_t cols,
+                         View<Acc> out, int64_t outRows, int64_t outCols,
+                         std::vector<In> &copy) {
+  auto [inLo, inHi] = spanOf(in, rows, cols);
+  auto [outLo, outHi] = spanOf(out, outRows, outCols);
+  if (inHi <= outLo || outHi <= inLo)
+    return in;
+  copy.resize(size_t(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      copy[size_t(i * cols + j)] = in.at(i, j);
+  return {copy.data(), cols, 1};
+}
+
 /// Splits the product over the threads and runs `blocked` on each part.
 template <class In, class Acc>
 void gemm(int64_t M, int64_t N, int64_t K, View<const In> a, View<const In> b,
           View<Acc> c, void (*blocked)(GemmOperands<In, Acc>)) {
   if (M <= 0 || N <= 0 || K <= 0)
     return;
+  std::vector<In> aCopy, bCopy;
+  a = unaliased(a, M, K, c, M, N, aCopy);
+  b = unaliased(b, K, N, c, M, N, bCopy);
   // An output narrower than a tile's 12 rows (a convolution with few
   // filters: N = 6 of 32 columns) runs transposed, C^T = B^T A^T, so that
   // its N lands on the rows (s8 at N = 6: 3.3 -> 2.4 ms); every kernel is
@@ -259,9 +294,14 @@ void qtrain_uk_gemm_bitserial(int64_t M, int64_t N, int64_t K, const int8_t *a,
     return;
   if (aBits < 1 || aBits > 4 || bBits < 1 || bBits > 4)
     std::abort(); // the compiler only emits 1..4
-  View<const int8_t> av{a + aOffset, aStrideM, aStrideK};
-  View<const int8_t> bv{b + bOffset, bStrideK, bStrideN};
   View<int32_t> cv{c + cOffset, cStrideM, cStrideN};
+  std::vector<int8_t> aCopy, bCopy;
+  View<const int8_t> av =
+      unaliased(View<const int8_t>{a + aOffset, aStrideM, aStrideK}, M, K, cv,
+                M, N, aCopy);
+  View<const int8_t> bv =
+      unaliased(View<const int8_t>{b + bOffset, bStrideK, bStrideN}, K, N, cv,
+                M, N, bCopy);
   auto blocked = hasAvx512Popcnt() ? bitSerialAvx512 : portableBitSerial;
   parallelSplit(M, N, K, 4,
                 [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {

@@ -298,6 +298,33 @@ TEST(Ukernels, PackedBExactAtMaxAccumulationLength) {
   EXPECT_EQ(int64_t(c[3]), K * 127 * 127);
 }
 
+// C += A * B with A the same memory as C (a bufferized contraction may run
+// in place): A is read as it was before the call.
+TEST(Ukernels, InputSharingTheOutputIsReadBeforeWriting) {
+  const int64_t M = 40, N = 40, K = 40;
+  std::mt19937 gen(9);
+  std::normal_distribution<float> normal;
+  std::vector<float> x(size_t(M * K)), b(size_t(K * N));
+  for (float &v : x)
+    v = normal(gen);
+  for (float &v : b)
+    v = normal(gen);
+  std::vector<float> before = x;
+  qtrain_uk_gemm_f32(M, N, K, x.data(), 0, K, 1, b.data(), 0, N, 1, x.data(), 0,
+                     N, 1);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double exact = before[size_t(i * N + j)], magnitude = std::fabs(exact);
+      for (int64_t k = 0; k < K; ++k) {
+        exact += double(before[size_t(i * K + k)]) * b[size_t(k * N + j)];
+        magnitude +=
+            std::fabs(double(before[size_t(i * K + k)]) * b[size_t(k * N + j)]);
+      }
+      ASSERT_NEAR(x[size_t(i * N + j)], exact,
+                  double(K + 2) * std::ldexp(1.0, -23) * magnitude);
+    }
+}
+
 TEST(Ukernels, TwoThreadsMatchOne) {
   std::mt19937 gen(3);
   std::uniform_int_distribution<int> code(-128, 127);
