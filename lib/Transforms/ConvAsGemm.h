@@ -41,7 +41,7 @@ Value filterAsFByDepth(OpBuilder &b, Location loc, Value w,
 
 /// y [N, F, OH, OW] as [F, N*OH*OW], and back (element type kept).
 Value nchwAsFByRows(OpBuilder &b, Location loc, Value y,
-                   const ConvGemmShape &s);
+                    const ConvGemmShape &s);
 Value fByRowsAsNchw(OpBuilder &b, Location loc, Value rows,
                     const ConvGemmShape &s);
 

@@ -44,10 +44,10 @@ struct ConvAsIm2colGemm : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
     Value patches = im2col(rewriter, loc, conv.getInputs()[0], *shape);
     Value filter = filterAsFByDepth(rewriter, loc, conv.getInputs()[1], *shape);
     Value rows = nchwAsFByRows(rewriter, loc, conv.getOutputs()[0], *shape);
-    Value product = linalg::MatmulOp::create(rewriter, loc,
-                                             ValueRange{filter, patches},
-                                             ValueRange{rows})
-                        .getResult(0);
+    Value product =
+        linalg::MatmulOp::create(rewriter, loc, ValueRange{filter, patches},
+                                 ValueRange{rows})
+            .getResult(0);
     rewriter.replaceOp(conv, fByRowsAsNchw(rewriter, loc, product, *shape));
     return success();
   }

@@ -428,10 +428,9 @@ struct Rewriter {
     Value filter = filterAsFByDepth(b, loc, w, *shape);
     Value init = zeros({shape->f, shape->rows()}, *acc);
     // The filter's codes are the GEMM's first operand.
-    linalg::GenericOp gemm =
-        multiplyAccumulate(filter, patches, init,
-                           gemmMaps(/*rhsTransposed=*/false), gemmIterators(),
-                           *acc);
+    linalg::GenericOp gemm = multiplyAccumulate(
+        filter, patches, init, gemmMaps(/*rhsTransposed=*/false),
+        gemmIterators(), *acc);
     Value t1 = fByRowsAsNchw(b, loc, gemm.getResult(0), *shape);
     return Term{t1, llvm::SmallBitVector(4), gemm, /*swapped=*/true};
   }
@@ -708,9 +707,9 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
   int32_t first = int32_t(factors[0].bits), second = int32_t(factors[1].bits);
   if (t1->swapped)
     std::swap(first, second);
-  t1->sum->setAttr(kCodeBitsAttrName, DenseI32ArrayAttr::get(
-                                          t1->sum->getContext(),
-                                          {first, second}));
+  t1->sum->setAttr(
+      kCodeBitsAttrName,
+      DenseI32ArrayAttr::get(t1->sum->getContext(), {first, second}));
   op->replaceAllUsesWith(epilogue->getResults());
   op->erase();
   // The factors may share their quantizer and chain (x * x): erase each op
