@@ -142,10 +142,11 @@ linalg::TransposeOp foldableTranspose(linalg::LinalgOp gemm, Value operand) {
       !transpose->isBeforeInBlock(gemm) ||
       writtenBetween(transpose, gemm, transpose.getInput()))
     return {};
-  // The GEMM itself may write the source (in place, when the copy was what
-  // let bufferization reuse the source for the output): the kernels copy
-  // an input that overlaps their output before they write it, which is the
-  // snapshot the transpose took.
+  // (The GEMM itself may write the source, in place, when the copy was what
+  // let bufferization reuse the source for the output: the kernels copy an
+  // input that overlaps their output before they write it, which is the
+  // snapshot the transpose took.)
+
   // Deallocations must come after the GEMM.
   for (Operation *user : alloc->getUsers())
     if (isa<memref::DeallocOp>(user) &&

@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s --qtrain-conv-to-gemm | FileCheck %s
+// RUN: qtrain-opt %s --qtrain-conv-to-gemm -verify-diagnostics | FileCheck %s
 
 // An f32 convolution: the filter as [F, C*KH*KW] times patches (im2col,
 // K-major) [C*KH*KW, N*OH*OW], accumulating into the init laid out as
@@ -53,4 +53,14 @@ func.func @left_alone(%x: tensor<2x3x8x8xi32>, %w: tensor<4x3x3x3xi32>, %init: t
       ins(%x, %w : tensor<2x3x8x8xi32>, tensor<4x3x3x3xi32>) outs(%init : tensor<2x4x6x6xi32>) -> tensor<2x4x6x6xi32>
   %m = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %y, %m : tensor<2x4x6x6xi32>, tensor<8x8xf32>
+}
+
+// Bad input is left alone without a diagnostic: a convolution with a
+// dynamic batch (no static patch matrix).
+// CHECK-LABEL: func.func @dynamic_batch
+// CHECK: linalg.conv_2d_nchw_fchw
+func.func @dynamic_batch(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %init: tensor<?x4x6x6xf32>) -> tensor<?x4x6x6xf32> {
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>) outs(%init : tensor<?x4x6x6xf32>) -> tensor<?x4x6x6xf32>
+  return %y : tensor<?x4x6x6xf32>
 }

@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s --qtrain-microkernels --split-input-file | FileCheck %s
+// RUN: qtrain-opt %s --qtrain-microkernels --split-input-file -verify-diagnostics | FileCheck %s
 
 // An f32 GEMM whose B is a transposed view (N x K storage): the call gets
 // B's strides swapped, C accumulates in place.
@@ -178,6 +178,38 @@ func.func @narrow_product(%a: memref<64x64xi8>, %b: memref<64x64xi8>, %c: memref
     %p = arith.muli %x, %y : i8
     %e = arith.extsi %p : i8 to i32
     %s = arith.addi %acc, %e : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+
+// -----
+
+// Bad input is left alone without a diagnostic: dynamic shapes (no static
+// size to pass or to weigh against min-flops).
+// CHECK-LABEL: func.func @dynamic
+// CHECK-NOT: call
+// CHECK: linalg.matmul
+func.func @dynamic(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  return
+}
+
+// -----
+
+// A malformed width hint is refused where it is written.
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+func.func @bad_code_bits(%a: memref<64x64xi8>, %b: memref<64x64xi8>, %c: memref<64x64xi32>) {
+  // expected-error @+1 {{'qtrain.code_bits' must be array<i32: a, b> with 1 <= a, b <= 16}}
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<64x64xi8>, memref<64x64xi8>) outs(%c : memref<64x64xi32>) attrs = {qtrain.code_bits = array<i32: 0, 2>} {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %xe = arith.extsi %x : i8 to i32
+    %ye = arith.extsi %y : i8 to i32
+    %p = arith.muli %xe, %ye : i32
+    %s = arith.addi %acc, %p : i32
     linalg.yield %s : i32
   }
   return

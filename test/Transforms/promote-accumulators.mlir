@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s --qtrain-promote-accumulators | FileCheck %s
+// RUN: qtrain-opt %s --qtrain-promote-accumulators -verify-diagnostics | FileCheck %s
 
 // A row sum as convert-linalg-to-loops writes it, into a fresh buffer
 // (which the argument it reads cannot alias): the accumulator is carried
@@ -98,4 +98,34 @@ func.func @loop_carried_buffer() -> memref<4xi32> {
     scf.yield %b : memref<4xi32>
   }
   return %r : memref<4xi32>
+}
+
+// Left alone without a diagnostic: a call whose effects are unknown, and an
+// element that moves with the loop.
+// CHECK-LABEL: func.func @unknown_or_moving
+// CHECK: scf.for
+// CHECK-NOT: iter_args
+// CHECK: call @opaque
+// CHECK: scf.for
+// CHECK-NOT: iter_args
+func.func private @opaque()
+func.func @unknown_or_moving(%w: memref<128xi32>) -> memref<128xi32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %t = memref.alloc() : memref<128xi32>
+  scf.for %k = %c0 to %c128 step %c1 {
+    %v = memref.load %w[%k] : memref<128xi32>
+    %acc = memref.load %t[%c0] : memref<128xi32>
+    %s = arith.addi %acc, %v : i32
+    func.call @opaque() : () -> ()
+    memref.store %s, %t[%c0] : memref<128xi32>
+  }
+  scf.for %k = %c0 to %c128 step %c1 {
+    %v = memref.load %w[%k] : memref<128xi32>
+    %acc = memref.load %t[%k] : memref<128xi32>
+    %s = arith.addi %acc, %v : i32
+    memref.store %s, %t[%k] : memref<128xi32>
+  }
+  return %t : memref<128xi32>
 }

@@ -135,21 +135,19 @@ static SmallVector<Value> reduceElements(
       types.push_back(RankedTensorType::get(shape, init.getType()));
     return types;
   };
+  // The elements of `in` folded into the accumulators by `step`.
   auto generic = [&](Value in, unsigned loops, ArrayRef<AffineExpr> outExprs,
                      ArrayRef<utils::IteratorType> iterators,
-                     ArrayRef<int64_t> outShape, bool merge) {
+                     ArrayRef<int64_t> outShape) {
     SmallVector<AffineMap> maps(1,
                                 AffineMap::getMultiDimIdentityMap(loops, ctx));
     maps.append(inits.size(), AffineMap::get(loops, 0, outExprs, ctx));
-    size_t n = inits.size();
     return linalg::GenericOp::create(
                b, loc, resultTypes(outShape), ValueRange{in}, filled(outShape),
                maps, iterators,
                [&](OpBuilder &nb, Location nl, ValueRange a) {
-                 SmallVector<Value> next =
-                     merge ? combine(nb, nl, a.take_front(n), a.drop_front(n))
-                           : step(nb, nl, a[0], a.drop_front(1));
-                 linalg::YieldOp::create(nb, nl, next);
+                 linalg::YieldOp::create(nb, nl,
+                                         step(nb, nl, a[0], a.drop_front(1)));
                })
         .getResults();
   };
@@ -171,8 +169,7 @@ static SmallVector<Value> reduceElements(
       iterators[*axis] = utils::IteratorType::parallel;
       outExprs.push_back(b.getAffineDimExpr(*axis));
     }
-    ResultRange r = generic(input, rank, outExprs, iterators, statShape,
-                            /*merge=*/false);
+    ResultRange r = generic(input, rank, outExprs, iterators, statShape);
     return SmallVector<Value>(r.begin(), r.end());
   }
   // [stat..., slice / 16, 16]
@@ -206,8 +203,7 @@ static SmallVector<Value> reduceElements(
   outExprs.push_back(b.getAffineDimExpr(loops - 1));
   SmallVector<int64_t> partialShape(statShape);
   partialShape.push_back(kLanes);
-  ResultRange partial =
-      generic(view, loops, outExprs, iterators, partialShape, false);
+  ResultRange partial = generic(view, loops, outExprs, iterators, partialShape);
   // Combine the 16 lanes: [stat..., 16] -> [stat...].
   unsigned loops2 = partialShape.size();
   SmallVector<utils::IteratorType> iterators2(loops2,

@@ -308,48 +308,6 @@ void packPlanes(View<const int8_t> line, int64_t lines, int64_t K, int bits,
   }
 }
 
-using BinaryTile = void (*)(int ra, int rb, int64_t words, const uint64_t *a,
-                            const uint64_t *b, int64_t stride, uint64_t *out);
-
-void bitSerialBlocked(BitSerialOperands o, BinaryTile tileFn,
-                      PackLine packLine) {
-  auto [M, N, K, a, b, c, aBits, bBits] = o;
-  int64_t words = ((K + 63) / 64 + 7) / 8 * 8;
-  int mTile = std::max(1, 4 / aBits), nTile = std::max(1, 4 / bBits);
-  int64_t mPad = (M + mTile - 1) / mTile * mTile;
-  int64_t nPad = (N + nTile - 1) / nTile * nTile;
-  uint64_t *aPlanes = scratchA.get<uint64_t>(mPad * aBits * words);
-  uint64_t *bPlanes = scratchB.get<uint64_t>(nPad * bBits * words);
-  std::fill(aPlanes, aPlanes + mPad * aBits * words, 0);
-  std::fill(bPlanes, bPlanes + nPad * bBits * words, 0);
-  int64_t *sums = scratchSums.get<int64_t>(M + N);
-  packPlanes(a, M, K, aBits, words, aPlanes, sums, packLine);
-  // Columns of B are lines of its transpose.
-  packPlanes({b.p, b.s1, b.s0}, N, K, bBits, words, bPlanes, sums + M,
-             packLine);
-  int64_t oa = 1 << (aBits - 1), ob = 1 << (bBits - 1);
-  int ra = mTile * aBits, rb = nTile * bBits;
-  uint64_t out[16];
-  for (int64_t m0 = 0; m0 < M; m0 += mTile)
-    for (int64_t n0 = 0; n0 < N; n0 += nTile) {
-      tileFn(ra, rb, words, aPlanes + m0 * aBits * words,
-             bPlanes + n0 * bBits * words, words, out);
-      for (int64_t mi = 0; mi < mTile && m0 + mi < M; ++mi)
-        for (int64_t ni = 0; ni < nTile && n0 + ni < N; ++ni) {
-          int64_t qq = 0;
-          for (int i = 0; i < aBits; ++i)
-            for (int j = 0; j < bBits; ++j)
-              qq += int64_t(out[(mi * aBits + i) * rb + ni * bBits + j])
-                    << (i + j);
-          // sum (qa - oa)(qb - ob)
-          int64_t sum =
-              qq - ob * sums[m0 + mi] - oa * sums[M + n0 + ni] + K * oa * ob;
-          int32_t &y = c.at(m0 + mi, n0 + ni);
-          y = int32_t(uint32_t(y) + uint32_t(uint64_t(sum)));
-        }
-    }
-}
-
 /// Adds an 8 x 32 tile of A [g][8][4] (signed) times a packed B panel to
 /// `tile` (row stride 32).
 using PackedTile = void (*)(int64_t groups, const int8_t *a,

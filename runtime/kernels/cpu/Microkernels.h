@@ -18,9 +18,9 @@
 /// .cpp, compiled for AVX-512 and called only when the CPU has it) and
 /// portable C++ (Ukernels.cpp).
 ///
-/// The binary kernel of the bit-serial path works on bit planes instead:
-/// rows of 64-bit words, one row per (row, bit) of A and per (column, bit)
-/// of B, padded to multiples of 8 words; it writes RA x RB popcount sums.
+/// The bit-serial path works on bit planes instead: rows of 64-bit words,
+/// one row per (row, bit) of A and per (column, bit) of B (the AVX-512
+/// kernel stores B's planes [plane][word][column], 8 columns to a zmm).
 ///
 //===----------------------------------------------------------------------===//
 

@@ -114,56 +114,6 @@ void kernelU8S8Avx512(int64_t groups, const uint8_t *a, const int8_t *b,
   }
 }
 
-template <int RA, int RB>
-void binaryTile(int64_t words, const uint64_t *a, const uint64_t *b,
-                int64_t stride, uint64_t *out) {
-  __m512i acc[RA][RB];
-#pragma unroll
-  for (int i = 0; i < RA; ++i)
-#pragma unroll
-    for (int j = 0; j < RB; ++j)
-      acc[i][j] = _mm512_setzero_si512();
-  for (int64_t w = 0; w < words; w += 8) {
-    __m512i av[RA], bv[RB];
-#pragma unroll
-    for (int i = 0; i < RA; ++i)
-      av[i] = _mm512_load_si512(a + i * stride + w);
-#pragma unroll
-    for (int j = 0; j < RB; ++j)
-      bv[j] = _mm512_load_si512(b + j * stride + w);
-#pragma unroll
-    for (int i = 0; i < RA; ++i)
-#pragma unroll
-      for (int j = 0; j < RB; ++j)
-        acc[i][j] = _mm512_add_epi64(
-            acc[i][j], _mm512_popcnt_epi64(_mm512_and_si512(av[i], bv[j])));
-  }
-#pragma unroll
-  for (int i = 0; i < RA; ++i)
-#pragma unroll
-    for (int j = 0; j < RB; ++j)
-      out[i * RB + j] = _mm512_reduce_add_epi64(acc[i][j]);
-}
-
-using FixedTile = void (*)(int64_t, const uint64_t *, const uint64_t *, int64_t,
-                           uint64_t *);
-template <int RA>
-constexpr FixedTile tileRow(int rb) {
-  return rb == 1   ? binaryTile<RA, 1>
-         : rb == 2 ? binaryTile<RA, 2>
-         : rb == 3 ? binaryTile<RA, 3>
-                   : binaryTile<RA, 4>;
-}
-
-void binaryTileAvx512(int ra, int rb, int64_t words, const uint64_t *a,
-                      const uint64_t *b, int64_t stride, uint64_t *out) {
-  FixedTile tile = ra == 1   ? tileRow<1>(rb)
-                   : ra == 2 ? tileRow<2>(rb)
-                   : ra == 3 ? tileRow<3>(rb)
-                             : tileRow<4>(rb);
-  tile(words, a, b, stride, out);
-}
-
 /// 64 codes at a time: offset, then one byte-test mask per plane; the sum
 /// of q through vpsadbw.
 int64_t packLineAvx512(const int8_t *codes, int64_t K, int bits, int64_t words,

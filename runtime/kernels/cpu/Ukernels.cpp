@@ -238,8 +238,45 @@ void portablePackedTile(int64_t groups, const int8_t *a, const uint8_t *panel,
 
 void portablePacked(PackedOperands o) { packedBlocked(o, portablePackedTile); }
 
+/// The bit-serial GEMM without AVX-512: bit-plane rows of A and B, popcount
+/// sums per tile of plane rows, planes combined and centring taken out per
+/// output.
 void portableBitSerial(BitSerialOperands o) {
-  bitSerialBlocked(o, portableBinaryTile, portablePackLine);
+  auto [M, N, K, a, b, c, aBits, bBits] = o;
+  int64_t words = ((K + 63) / 64 + 7) / 8 * 8;
+  int mTile = std::max(1, 4 / aBits), nTile = std::max(1, 4 / bBits);
+  int64_t mPad = (M + mTile - 1) / mTile * mTile;
+  int64_t nPad = (N + nTile - 1) / nTile * nTile;
+  uint64_t *aPlanes = scratchA.get<uint64_t>(mPad * aBits * words);
+  uint64_t *bPlanes = scratchB.get<uint64_t>(nPad * bBits * words);
+  std::fill(aPlanes, aPlanes + mPad * aBits * words, 0);
+  std::fill(bPlanes, bPlanes + nPad * bBits * words, 0);
+  int64_t *sums = scratchSums.get<int64_t>(M + N);
+  packPlanes(a, M, K, aBits, words, aPlanes, sums, portablePackLine);
+  // Columns of B are lines of its transpose.
+  packPlanes({b.p, b.s1, b.s0}, N, K, bBits, words, bPlanes, sums + M,
+             portablePackLine);
+  int64_t oa = 1 << (aBits - 1), ob = 1 << (bBits - 1);
+  int ra = mTile * aBits, rb = nTile * bBits;
+  uint64_t out[16];
+  for (int64_t m0 = 0; m0 < M; m0 += mTile)
+    for (int64_t n0 = 0; n0 < N; n0 += nTile) {
+      portableBinaryTile(ra, rb, words, aPlanes + m0 * aBits * words,
+                         bPlanes + n0 * bBits * words, words, out);
+      for (int64_t mi = 0; mi < mTile && m0 + mi < M; ++mi)
+        for (int64_t ni = 0; ni < nTile && n0 + ni < N; ++ni) {
+          int64_t qq = 0;
+          for (int i = 0; i < aBits; ++i)
+            for (int j = 0; j < bBits; ++j)
+              qq += int64_t(out[(mi * aBits + i) * rb + ni * bBits + j])
+                    << (i + j);
+          // sum (qa - oa)(qb - ob)
+          int64_t sum =
+              qq - ob * sums[m0 + mi] - oa * sums[M + n0 + ni] + K * oa * ob;
+          int32_t &y = c.at(m0 + mi, n0 + ni);
+          y = int32_t(uint32_t(y) + uint32_t(uint64_t(sum)));
+        }
+    }
 }
 
 } // namespace
