@@ -157,7 +157,8 @@ static SmallVector<Value> reduceElements(
   // Wide rows (an inner loop LLVM vectorizes rather than unrolls), as wide
   // as divide the slice into at least two.
   int64_t kLanes = 0;
-  for (int64_t lanes : {256, 64, 16})
+  for (int64_t lanes : axis ? std::initializer_list<int64_t>{64, 16}
+                            : std::initializer_list<int64_t>{256, 64, 16})
     if (!kLanes && slice > 0 && slice % lanes == 0 && slice / lanes > 1)
       kLanes = lanes;
   bool split = kLanes && (!axis || *axis == 0);
@@ -307,7 +308,7 @@ class GridBuilder {
 public:
   GridBuilder(OpBuilder &b, Location loc, const Quantizer &q) : q(q) {
     auto type = cast<RankedTensorType>(q.input.getType());
-    shape = llvm::to_vector(type.getShape());
+    buildView(type);
     mn = q.min;
     mx = q.max;
     if (!mn) {
@@ -338,11 +339,29 @@ public:
     }
   }
 
-  /// The map from the input's loops to its statistics (0-d or the axis).
+  /// The map from the view's loops to its statistics (0-d or the axis).
   AffineMap statMap(MLIRContext *ctx) const {
     unsigned rank = shape.size();
-    return q.axis ? AffineMap::get(rank, 0, getAffineDimExpr(*q.axis, ctx), ctx)
-                  : AffineMap::get(rank, 0, {}, ctx);
+    return axis ? AffineMap::get(rank, 0, getAffineDimExpr(*axis, ctx), ctx)
+                : AffineMap::get(rank, 0, {}, ctx);
+  }
+
+  /// `t` (shaped like the input) as the view; the view's row-major order
+  /// is the input's, so element indices (the noise's counter) agree.
+  Value view(OpBuilder &b, Location loc, Value t) const {
+    if (groups.empty())
+      return t;
+    auto type = cast<RankedTensorType>(t.getType());
+    return tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), t, groups);
+  }
+
+  /// A result computed on the view, back in the input's shape.
+  Value unview(OpBuilder &b, Location loc, Value t,
+               RankedTensorType type) const {
+    if (groups.empty())
+      return t;
+    return tensor::ExpandShapeOp::create(b, loc, type, t, groups);
   }
 
   /// The grid step of range [lo, hi] (reference: gridOf).
@@ -378,11 +397,48 @@ public:
   }
 
   const Quantizer &q;
+  /// The loops of the elementwise generics: the input's dimensions merged
+  /// into [N] per tensor and [pre, C, post] per channel (pre and post only
+  /// where present), so the innermost loop is as long as the layout allows
+  /// and vectorizes. `groups` is empty when the view is the input itself.
   SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> groups;
+  std::optional<int64_t> axis;
   Value mn, mx, levels, seedLo, seedHi, stream;
   /// Set when the range was reduced from the input (the same pass found
   /// NaNs); null for an explicit range.
   Value anyNan;
+
+private:
+  void buildView(RankedTensorType type) {
+    int64_t rank = type.getRank();
+    auto group = [&](int64_t from, int64_t to) {
+      ReassociationIndices g;
+      int64_t size = 1;
+      for (int64_t d = from; d < to; ++d) {
+        g.push_back(d);
+        size *= type.getDimSize(d);
+      }
+      groups.push_back(g);
+      shape.push_back(size);
+    };
+    if (!q.axis) {
+      group(0, rank);
+    } else {
+      int64_t a = *q.axis;
+      if (a > 0)
+        group(0, a);
+      axis = int64_t(groups.size());
+      group(a, a + 1);
+      if (a + 1 < rank)
+        group(a + 1, rank);
+    }
+    if (rank == 0 || int64_t(groups.size()) == rank) {
+      groups.clear();
+      shape = llvm::to_vector(type.getShape());
+      axis = q.axis;
+    }
+  }
 };
 
 struct FakeQuantLowering : OpRewritePattern<FakeQuantOp> {
@@ -400,13 +456,15 @@ struct FakeQuantLowering : OpRewritePattern<FakeQuantOp> {
     Scalar s{b, loc};
     Value fullPrecision = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::eq, op.getBits(), s.i32(0));
-    unsigned rank = type.getRank();
+    unsigned rank = grid.shape.size();
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
     AffineMap statMap = grid.statMap(ctx);
+    auto viewType = RankedTensorType::get(grid.shape, type.getElementType());
     Value init =
-        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+        tensor::EmptyOp::create(b, loc, grid.shape, type.getElementType());
     auto generic = linalg::GenericOp::create(
-        b, loc, TypeRange{type}, ValueRange{op.getInput(), grid.mn, grid.mx},
+        b, loc, TypeRange{viewType},
+        ValueRange{grid.view(b, loc, op.getInput()), grid.mn, grid.mx},
         ValueRange{init}, ArrayRef<AffineMap>{id, statMap, statMap, id},
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
         [&](OpBuilder &nb, Location nl, ValueRange a) {
@@ -421,7 +479,7 @@ struct FakeQuantLowering : OpRewritePattern<FakeQuantOp> {
           Value keep = arith::OrIOp::create(nb, nl, isNan, fullPrecision);
           linalg::YieldOp::create(nb, nl, e.select(keep, x, y));
         });
-    b.replaceOp(op, generic.getResult(0));
+    b.replaceOp(op, grid.unview(b, loc, generic.getResult(0), type));
     return success();
   }
 };
@@ -446,7 +504,7 @@ struct QuantizeLowering : OpRewritePattern<QuantizeOp> {
     SmallVector<utils::IteratorType> statPar(statRank,
                                              utils::IteratorType::parallel);
 
-    unsigned rank = type.getRank();
+    unsigned rank = grid.shape.size();
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
 
     // Any NaN element poisons `low` (the range reduction found them when
@@ -487,9 +545,9 @@ struct QuantizeLowering : OpRewritePattern<QuantizeOp> {
     Type codeType = codesType.getElementType();
     AffineMap statMap = grid.statMap(ctx);
     auto codes = linalg::GenericOp::create(
-        b, loc, TypeRange{codesType}, ValueRange{op.getInput(), grid.mn, scale},
-        ValueRange{
-            tensor::EmptyOp::create(b, loc, codesType.getShape(), codeType)},
+        b, loc, TypeRange{RankedTensorType::get(grid.shape, codeType)},
+        ValueRange{grid.view(b, loc, op.getInput()), grid.mn, scale},
+        ValueRange{tensor::EmptyOp::create(b, loc, grid.shape, codeType)},
         ArrayRef<AffineMap>{id, statMap, statMap, id},
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
         [&](OpBuilder &nb, Location nl, ValueRange a) {
@@ -505,7 +563,9 @@ struct QuantizeLowering : OpRewritePattern<QuantizeOp> {
               nb, nl,
               arith::TruncIOp::create(nb, nl, codeType, code).getResult());
         });
-    b.replaceOp(op, ValueRange{codes.getResult(0), scale, gridOp.getResult(1)});
+    b.replaceOp(op,
+                ValueRange{grid.unview(b, loc, codes.getResult(0), codesType),
+                           scale, gridOp.getResult(1)});
     return success();
   }
 };

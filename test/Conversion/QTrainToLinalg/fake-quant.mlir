@@ -33,3 +33,18 @@ func.func @stochastic(%e: tensor<4x3xf32>, %b: i32, %s: i64, %t: i32) -> tensor<
   %0 = qtrain.fake_quant %e, %b role error rounding stochastic granularity<per_tensor> seed(%s, %t) : tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }
+
+// Per tensor, the elementwise loop runs over all elements as one dimension
+// (the innermost loop is not a short last dimension); the noise counter is
+// the flat index, which is the row-major index of the input.
+// CHECK-LABEL: func.func @flat_view
+//       CHECK:   %[[VIEW:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1, 2]] : tensor<2x3x10xf32> into tensor<60xf32>
+//       CHECK:   %[[Q:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[VIEW]], {{.*}}) outs({{.*}} : tensor<60xf32>)
+//       CHECK:     linalg.index 0 : index
+//   CHECK-NOT:     linalg.index 1
+//       CHECK:   %[[OUT:.*]] = tensor.expand_shape %[[Q]] {{\[}}[0, 1, 2]] output_shape [2, 3, 10] : tensor<60xf32> into tensor<2x3x10xf32>
+//       CHECK:   return %[[OUT]]
+func.func @flat_view(%e: tensor<2x3x10xf32>, %b: i32, %s: i64, %t: i32) -> tensor<2x3x10xf32> {
+  %0 = qtrain.fake_quant %e, %b role error rounding stochastic granularity<per_tensor> seed(%s, %t) : tensor<2x3x10xf32>
+  return %0 : tensor<2x3x10xf32>
+}

@@ -56,3 +56,30 @@ func.func @split_reductions(%x: tensor<128x64xf32>) -> tensor<128x64xi8> {
   %c, %s, %l = qtrain.quantize %x, 8 role activation rounding nearest_even granularity<per_tensor> : tensor<128x64xf32> -> tensor<128x64xi8>, tensor<f32>
   return %c : tensor<128x64xi8>
 }
+
+// Per channel along axis 0 with long channels: the range is reduced in
+// rows of 64 (small partial accumulators, combined per channel), and the
+// codes are computed on a [channels, elements] view, so the innermost
+// loop is a whole channel.
+// CHECK-LABEL: func.func @per_channel_view
+//       CHECK:   tensor.collapse_shape %arg0 {{.*}} into tensor<32x256xf32>
+//       CHECK:   tensor.expand_shape {{.*}} into tensor<32x4x64xf32>
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]{{.*}} outs({{.*}} : tensor<32x64xi32>, tensor<32x64xi32>, tensor<32x64xi8>)
+//       CHECK:   %[[VIEW:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1, 2]] : tensor<32x2x128xf32> into tensor<32x256xf32>
+//       CHECK:   %[[CODES:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[VIEW]], {{.*}} : tensor<32x256xf32>, tensor<32xf32>, tensor<32xf32>) outs({{.*}} : tensor<32x256xi8>)
+//       CHECK:   %[[OUT:.*]] = tensor.expand_shape %[[CODES]] {{\[}}[0], [1, 2]] output_shape [32, 2, 128] : tensor<32x256xi8> into tensor<32x2x128xi8>
+//       CHECK:   return %[[OUT]]
+func.func @per_channel_view(%x: tensor<32x2x128xf32>) -> tensor<32x2x128xi8> {
+  %c, %s, %l = qtrain.quantize %x, 8 role weight rounding nearest_even granularity<per_channel, axis = 0> : tensor<32x2x128xf32> -> tensor<32x2x128xi8>, tensor<32xf32>
+  return %c : tensor<32x2x128xi8>
+}
+
+// Per channel along an inner axis: [before, channel, after].
+// CHECK-LABEL: func.func @inner_axis_view
+//       CHECK:   %[[VIEW:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<2x3x4x5xf32> into tensor<2x3x20xf32>
+//       CHECK:   linalg.generic {{.*}} ins(%[[VIEW]], {{.*}} : tensor<2x3x20xf32>, tensor<3xf32>, tensor<3xf32>) outs({{.*}} : tensor<2x3x20xi8>)
+//       CHECK:   tensor.expand_shape {{.*}} into tensor<2x3x4x5xi8>
+func.func @inner_axis_view(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xi8> {
+  %c, %s, %l = qtrain.quantize %x, 8 role weight rounding nearest_even granularity<per_channel, axis = 1> : tensor<2x3x4x5xf32> -> tensor<2x3x4x5xi8>, tensor<3xf32>
+  return %c : tensor<2x3x4x5xi8>
+}
