@@ -35,6 +35,8 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createConvToGemmPass());
   pm.addPass(createFoldTransposesPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCollapseDimsPass());
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createLoopOrderPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;

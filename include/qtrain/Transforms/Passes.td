@@ -252,6 +252,27 @@ def InferRolesPass : Pass<"qtrain-infer-roles", "::mlir::ModuleOp"> {
   ];
 }
 
+def CollapseDimsPass : Pass<"qtrain-collapse-dims"> {
+  let summary = "Merge the contiguous loops of linalg.generic into one";
+  let description = [{
+    Merges each run of two or more adjacent loops of a `linalg.generic` on
+    statically shaped tensors into one loop, when the loops have the same
+    iterator type and every indexing map keeps the run adjacent and in
+    order (so every operand is contiguous along it). The operands are
+    reshaped with `tensor.collapse_shape`, the results back with
+    `tensor.expand_shape`. Generics using `linalg.index` are left alone.
+
+    Elementwise code then runs as one long loop (a ReLU over
+    [128, 32, 26, 26] as 2768896 elements) and reductions over several
+    dimensions read long rows, which LLVM vectorizes at full width with no
+    short remainder loops. The merged loops keep their row-major order, so
+    reductions keep theirs and the results are the same bit for bit.
+    `qtrain-lower-cpu` runs it before `qtrain-loop-order`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def LoopOrderPass : Pass<"qtrain-loop-order"> {
   let summary = "Put the output's last dimension innermost in reductions";
   let description = [{

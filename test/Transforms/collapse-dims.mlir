@@ -1,0 +1,85 @@
+// RUN: qtrain-opt %s --qtrain-collapse-dims --split-input-file | FileCheck %s
+
+// An elementwise op on NCHW tensors runs as one loop over all elements.
+// CHECK-LABEL: func.func @relu
+//       CHECK:   %[[IN:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1, 2, 3]] : tensor<4x3x5x5xf32> into tensor<300xf32>
+//       CHECK:   %[[R:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[IN]] : tensor<300xf32>) outs(%{{.*}} : tensor<300xf32>)
+//       CHECK:     arith.maximumf
+//       CHECK:   tensor.expand_shape %[[R]] {{\[}}[0, 1, 2, 3]] output_shape [4, 3, 5, 5] : tensor<300xf32> into tensor<4x3x5x5xf32>
+#id4 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @relu(%x: tensor<4x3x5x5xf32>) -> tensor<4x3x5x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x3x5x5xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<4x3x5x5xf32>) outs(%e : tensor<4x3x5x5xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4x3x5x5xf32>
+  return %r : tensor<4x3x5x5xf32>
+}
+
+// -----
+
+// A bias gradient: the reduction over (h, w) reads rows of 25; n stays on
+// its own (the channel loop lies between n and h).
+// CHECK-LABEL: func.func @bias_grad
+//       CHECK:   %[[IN:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<4x3x5x5xf32> into tensor<4x3x25xf32>
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction"]} ins(%[[IN]] : tensor<4x3x25xf32>) outs(%{{.*}} : tensor<3xf32>)
+#in = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#out = affine_map<(n, c, h, w) -> (c)>
+func.func @bias_grad(%g: tensor<4x3x5x5xf32>) -> tensor<3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<3xf32>) -> tensor<3xf32>
+  %r = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["reduction", "parallel", "reduction", "reduction"]} ins(%g : tensor<4x3x5x5xf32>) outs(%f : tensor<3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+
+// -----
+
+// A transposed read keeps its loops apart: (d0, d1) is not contiguous in
+// the input's map.
+// CHECK-LABEL: func.func @transpose
+//   CHECK-NOT:   tensor.collapse_shape
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]}
+#t = affine_map<(i, j) -> (j, i)>
+#i2 = affine_map<(i, j) -> (i, j)>
+func.func @transpose(%x: tensor<4x6xf32>) -> tensor<6x4xf32> {
+  %e = tensor.empty() : tensor<6x4xf32>
+  %r = linalg.generic {indexing_maps = [#t, #i2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x6xf32>) outs(%e : tensor<6x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<6x4xf32>
+  return %r : tensor<6x4xf32>
+}
+
+// -----
+
+// linalg.index would have to be recomputed from the merged index: left
+// alone, and so are maps with constant results.
+// CHECK-LABEL: func.func @indexed
+//   CHECK-NOT:   tensor.collapse_shape
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]}
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]}
+#c = affine_map<(i, j) -> (0, j)>
+#j2 = affine_map<(i, j) -> (i, j)>
+func.func @indexed(%x: tensor<4x6xf32>, %y: tensor<1x6xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>) {
+  %e = tensor.empty() : tensor<4x6xf32>
+  %r = linalg.generic {indexing_maps = [#j2, #j2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x6xf32>) outs(%e : tensor<4x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %ii = arith.index_cast %i : index to i32
+    %f = arith.sitofp %ii : i32 to f32
+    %s = arith.addf %in, %f : f32
+    linalg.yield %s : f32
+  } -> tensor<4x6xf32>
+  %r2 = linalg.generic {indexing_maps = [#c, #j2], iterator_types = ["parallel", "parallel"]} ins(%y : tensor<1x6xf32>) outs(%e : tensor<4x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x6xf32>
+  return %r, %r2 : tensor<4x6xf32>, tensor<4x6xf32>
+}
