@@ -92,6 +92,25 @@ void qtrain_uk_gemm_s8_packed_b(int64_t M, int64_t N, int64_t K,
                                 int64_t cOffset, int64_t cStrideM,
                                 int64_t cStrideN);
 
+/* Y += conv2d(X, W), f32, as implicit GEMMs: X [N, C, H, W] (NCHW), W
+ * [F, C, KH, KW], Y [N, F, OH, OW], each a strided 4-D view (base, offset,
+ * four strides); no padding (pad X first), strides and dilations per
+ * spatial dimension, OH = (H - dilationH (KH - 1) - 1) / strideH + 1 and
+ * the same for OW. Per image, Y_n[f, (oh, ow)] += W[f, (c, kh, kw)] *
+ * patches_n[(c, kh, kw), (oh, ow)], with the patches packed from X
+ * straight into the kernel's panels (no im2col buffer). Accumulates like
+ * qtrain_uk_gemm_f32 (FMA, K-blocked, K = C KH KW); X or W sharing memory
+ * with Y are read as they were before the call. Images run in parallel
+ * with qtrain_uk_set_num_threads. */
+void qtrain_uk_conv2d_nchw_f32(
+    int64_t N, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
+    int64_t KW, int64_t OH, int64_t OW, int64_t strideH, int64_t strideW,
+    int64_t dilationH, int64_t dilationW, const float *x, int64_t xOffset,
+    int64_t xStrideN, int64_t xStrideC, int64_t xStrideH, int64_t xStrideW,
+    const float *w, int64_t wOffset, int64_t wStrideF, int64_t wStrideC,
+    int64_t wStrideKH, int64_t wStrideKW, float *y, int64_t yOffset,
+    int64_t yStrideN, int64_t yStrideF, int64_t yStrideH, int64_t yStrideW);
+
 /* The longest K for which a kernel's sums cannot overflow its accumulator
  * for any codes of the given widths: kind is "s8s8s32" (bits <= 8) or
  * "bitserial" (bits <= 4). -1 for an unknown kind or width. */

@@ -71,6 +71,21 @@ struct PackedOperands {
 };
 constexpr int kPackedMR = 8; ///< Rows of the packed-B kernel's tile.
 
+/// A 2-D convolution of images [n0, n1) as implicit GEMMs: per image,
+/// Y_n[f, (oh, ow)] += W[f, (c, kh, kw)] * X_n[c, oh*sh + kh*dh,
+/// ow*sw + kw*dw], the patches packed from X straight into B panels.
+/// X is a strided 4-D view (NCHW), W a view [F, C*KH*KW], Y per image a
+/// view [F, OH*OW] (Y_n starts at y + n * yImageStride).
+struct ConvOperands {
+  int64_t n0, n1, C, F, KH, KW, OH, OW;
+  int64_t strideH, strideW, dilationH, dilationW;
+  const float *x;
+  int64_t xStrides[4];
+  View<const float> w;
+  float *y;
+  int64_t yImageStride, yStrideF, yStrideCol;
+};
+
 /// The single-threaded GEMMs with the AVX-512 microkernels
 /// (MicrokernelsAvx512.cpp).
 void gemmF32Avx512(GemmOperands<float, float> operands);
@@ -78,6 +93,7 @@ void gemmBF16Avx512(GemmOperands<float, float> operands);
 void gemmS8Avx512(GemmOperands<int8_t, int32_t> operands);
 void bitSerialAvx512(BitSerialOperands operands);
 void gemmPackedAvx512(PackedOperands operands);
+void convF32Avx512(const ConvOperands &operands);
 
 /// Whether the CPU runs each family (false under QTRAIN_UKERNELS=portable).
 bool hasAvx512F32();

@@ -279,6 +279,57 @@ void portableBitSerial(BitSerialOperands o) {
     }
 }
 
+/// A strided 4-D f32 view.
+struct View4 {
+  const float *p;
+  int64_t d[4], s[4];
+  float at(int64_t i, int64_t j, int64_t k, int64_t l) const {
+    return p[i * s[0] + j * s[1] + k * s[2] + l * s[3]];
+  }
+  std::pair<uintptr_t, uintptr_t> span() const {
+    intptr_t lo = 0, hi = 0;
+    for (int i = 0; i < 4; ++i) {
+      intptr_t extent = intptr_t((d[i] - 1) * s[i]);
+      (extent < 0 ? lo : hi) += extent;
+    }
+    auto base = reinterpret_cast<intptr_t>(p);
+    return {uintptr_t(base + lo * intptr_t(sizeof(float))),
+            uintptr_t(base + (hi + 1) * intptr_t(sizeof(float)))};
+  }
+  bool overlaps(const View4 &other) const {
+    auto [lo, hi] = span();
+    auto [otherLo, otherHi] = other.span();
+    return lo < otherHi && otherLo < hi;
+  }
+  /// Whether dims [from, 4) are one row-major run of unit stride.
+  bool flatFrom(int from) const {
+    int64_t expected = 1;
+    for (int i = 3; i >= from; --i) {
+      if (d[i] != 1 && s[i] != expected)
+        return false;
+      expected *= d[i];
+    }
+    return true;
+  }
+  /// A row-major copy in `storage`.
+  View4 copyTo(std::vector<float> &storage) const {
+    storage.resize(size_t(d[0] * d[1] * d[2] * d[3]));
+    size_t e = 0;
+    for (int64_t i = 0; i < d[0]; ++i)
+      for (int64_t j = 0; j < d[1]; ++j)
+        for (int64_t k = 0; k < d[2]; ++k)
+          for (int64_t l = 0; l < d[3]; ++l)
+            storage[e++] = at(i, j, k, l);
+    return {storage.data(),
+            {d[0], d[1], d[2], d[3]},
+            {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1}};
+  }
+};
+
+void portableConv(const ConvOperands &o) {
+  convBlocked(o, portableKernel<F32>);
+}
+
 } // namespace
 } // namespace qtrain::uk
 
@@ -398,6 +449,84 @@ void qtrain_uk_gemm_s8_packed_b(int64_t M, int64_t N, int64_t K,
         blocked({m1 - m0, n1 - n0, K, av.sub(m0, 0),
                  bytes + (n0 / kNR) * panelBytes, bits, cv.sub(m0, n0)});
       });
+}
+
+void qtrain_uk_conv2d_nchw_f32(
+    int64_t N, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
+    int64_t KW, int64_t OH, int64_t OW, int64_t strideH, int64_t strideW,
+    int64_t dilationH, int64_t dilationW, const float *x, int64_t xOffset,
+    int64_t xStrideN, int64_t xStrideC, int64_t xStrideH, int64_t xStrideW,
+    const float *w, int64_t wOffset, int64_t wStrideF, int64_t wStrideC,
+    int64_t wStrideKH, int64_t wStrideKW, float *y, int64_t yOffset,
+    int64_t yStrideN, int64_t yStrideF, int64_t yStrideH, int64_t yStrideW) {
+  if (N <= 0 || C <= 0 || F <= 0 || KH <= 0 || KW <= 0 || OH <= 0 || OW <= 0 ||
+      strideH <= 0 || strideW <= 0 || dilationH <= 0 || dilationW <= 0 ||
+      (OH - 1) * strideH + (KH - 1) * dilationH >= H ||
+      (OW - 1) * strideW + (KW - 1) * dilationW >= W)
+    return;
+  View4 xv{x + xOffset, {N, C, H, W}, {xStrideN, xStrideC, xStrideH, xStrideW}};
+  View4 wv{
+      w + wOffset, {F, C, KH, KW}, {wStrideF, wStrideC, wStrideKH, wStrideKW}};
+  View4 yv{
+      y + yOffset, {N, F, OH, OW}, {yStrideN, yStrideF, yStrideH, yStrideW}};
+  // Inputs sharing memory with Y are read from copies; W and Y run as
+  // matrices, so they need their inner dimensions flat (else copies).
+  std::vector<float> xCopy, wCopy, yCopy;
+  if (xv.overlaps(yv))
+    xv = xv.copyTo(xCopy);
+  if (wv.overlaps(yv) || !wv.flatFrom(1))
+    wv = wv.copyTo(wCopy);
+  View4 yRun = yv.flatFrom(2) ? yv : yv.copyTo(yCopy);
+  ConvOperands o{0,
+                 N,
+                 C,
+                 F,
+                 KH,
+                 KW,
+                 OH,
+                 OW,
+                 strideH,
+                 strideW,
+                 dilationH,
+                 dilationW,
+                 xv.p,
+                 {xv.s[0], xv.s[1], xv.s[2], xv.s[3]},
+                 {wv.p, wv.s[0], 1},
+                 const_cast<float *>(yRun.p),
+                 yRun.s[0],
+                 yRun.s[1],
+                 1};
+  void (*run)(const ConvOperands &) =
+      hasAvx512F32() ? convF32Avx512 : portableConv;
+  int threads = int(std::min<int64_t>(numThreads.load(), N));
+  if (threads <= 1 || N * F * OH * OW * C * KH * KW < (int64_t(1) << 20)) {
+    run(o);
+  } else {
+    std::vector<std::thread> workers;
+    int64_t per = (N + threads - 1) / threads;
+    for (int t = 0; t < threads; ++t) {
+      ConvOperands part = o;
+      part.n0 = t * per;
+      part.n1 = std::min(N, part.n0 + per);
+      if (part.n0 >= part.n1)
+        break;
+      if (t + 1 == threads || part.n1 == N)
+        run(part);
+      else
+        workers.emplace_back(run, part);
+    }
+    for (std::thread &worker : workers)
+      worker.join();
+  }
+  if (!yCopy.empty()) {
+    size_t e = 0;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t f = 0; f < F; ++f)
+        for (int64_t i = 0; i < OH; ++i)
+          for (int64_t j = 0; j < OW; ++j)
+            y[yOffset + n * yStrideN + f * yStrideF + i * yStrideH +
+              j * yStrideW] = yCopy[e++];
+  }
 }
 
 int64_t qtrain_uk_max_accumulation_length(const char *kind, int32_t aBits,

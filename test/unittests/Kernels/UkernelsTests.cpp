@@ -344,4 +344,120 @@ TEST(Ukernels, TwoThreadsMatchOne) {
   EXPECT_EQ(one, two);
 }
 
+/// A convolution case: geometry and operand layouts.
+struct ConvCase {
+  int64_t N, C, H, W, F, KH, KW, strideH, strideW, dilationH, dilationW;
+  bool xPadded;  // X a window of a larger buffer (strided rows, offset)
+  bool wStrided; // W's channels interleaved ([F, KH, KW, C] in memory)
+  bool yStrided; // Y's rows padded
+  int threads;
+};
+
+void checkConv(const ConvCase &t) {
+  int64_t OH = (t.H - t.dilationH * (t.KH - 1) - 1) / t.strideH + 1;
+  int64_t OW = (t.W - t.dilationW * (t.KW - 1) - 1) / t.strideW + 1;
+  std::mt19937 gen(11);
+  std::normal_distribution<float> normal;
+  // X: [N, C, H, W] inside a buffer with W + 3 per row and an offset.
+  int64_t xRow = t.W + (t.xPadded ? 3 : 0);
+  int64_t xs[4] = {t.C * t.H * xRow, t.H * xRow, xRow, 1};
+  int64_t xOffset = t.xPadded ? 5 : 0;
+  std::vector<float> x(size_t(xOffset + t.N * xs[0] + 4));
+  for (float &v : x)
+    v = normal(gen);
+  // W: [F, C, KH, KW], in memory [F, KH, KW, C] when strided.
+  int64_t ws[4] = {t.C * t.KH * t.KW, t.KH * t.KW, t.KW, 1};
+  if (t.wStrided)
+    std::copy_n(std::begin({t.C * t.KH * t.KW, int64_t(1), t.KW * t.C, t.C}), 4,
+                ws);
+  std::vector<float> w(size_t(t.F * t.C * t.KH * t.KW));
+  for (float &v : w)
+    v = normal(gen);
+  int64_t yRow = OW + (t.yStrided ? 2 : 0);
+  int64_t ys[4] = {t.F * OH * yRow, OH * yRow, yRow, 1};
+  std::vector<float> y(size_t(t.N * ys[0] + 3));
+  for (float &v : y)
+    v = normal(gen);
+  std::vector<float> y0 = y;
+  qtrain_uk_set_num_threads(t.threads);
+  qtrain_uk_conv2d_nchw_f32(t.N, t.C, t.H, t.W, t.F, t.KH, t.KW, OH, OW,
+                            t.strideH, t.strideW, t.dilationH, t.dilationW,
+                            x.data(), xOffset, xs[0], xs[1], xs[2], xs[3],
+                            w.data(), 0, ws[0], ws[1], ws[2], ws[3], y.data(),
+                            0, ys[0], ys[1], ys[2], ys[3]);
+  qtrain_uk_set_num_threads(1);
+  int64_t depth = t.C * t.KH * t.KW;
+  for (int64_t n = 0; n < t.N; ++n)
+    for (int64_t f = 0; f < t.F; ++f)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          size_t at = size_t(n * ys[0] + f * ys[1] + oh * ys[2] + ow);
+          double exact = y0[at], magnitude = std::fabs(exact);
+          for (int64_t c = 0; c < t.C; ++c)
+            for (int64_t kh = 0; kh < t.KH; ++kh)
+              for (int64_t kw = 0; kw < t.KW; ++kw) {
+                double p =
+                    double(
+                        x[size_t(xOffset + n * xs[0] + c * xs[1] +
+                                 (oh * t.strideH + kh * t.dilationH) * xs[2] +
+                                 ow * t.strideW + kw * t.dilationW)]) *
+                    w[size_t(f * ws[0] + c * ws[1] + kh * ws[2] + kw * ws[3])];
+                exact += p;
+                magnitude += std::fabs(p);
+              }
+          ASSERT_NEAR(y[at], exact,
+                      double(depth + 2) * std::ldexp(1.0, -23) * magnitude)
+              << "at " << n << "," << f << "," << oh << "," << ow;
+        }
+  // Row padding of Y and the words past it are untouched.
+  for (size_t e = 0; e < y.size(); ++e) {
+    int64_t inImage = int64_t(e) % ys[0], col = inImage % yRow;
+    if (int64_t(e) >= t.N * ys[0] || col >= OW)
+      ASSERT_EQ(y[e], y0[e]) << "wrote outside Y at " << e;
+  }
+}
+
+// The implicit-GEMM convolution against direct summation: shapes of the
+// example models' layers (a 3x3 layer, LeNet's 5x5 and its input gradient
+// with 6 output channels) and strides, dilations, strided operands, runs
+// of a panel that cross output rows, two threads.
+TEST(Ukernels, ConvF32MatchesDirectConvolution) {
+  const ConvCase cases[] = {
+      {2, 32, 26, 26, 64, 3, 3, 1, 1, 1, 1, false, false, false, 1},
+      {3, 16, 18, 18, 6, 5, 5, 1, 1, 1, 1, true, true, true, 1},
+      {2, 3, 17, 13, 5, 3, 2, 2, 3, 1, 1, true, false, true, 1},
+      {2, 4, 15, 16, 7, 3, 3, 1, 1, 2, 3, false, true, false, 1},
+      {5, 6, 9, 40, 13, 1, 1, 1, 1, 1, 1, true, false, false, 2},
+      {4, 8, 12, 12, 40, 3, 3, 1, 2, 1, 1, false, false, true, 2},
+  };
+  for (const ConvCase &t : cases)
+    checkConv(t);
+}
+
+// Y sharing memory with X: X is read as it was before the call.
+TEST(Ukernels, ConvInputSharingTheOutputIsReadBeforeWriting) {
+  const int64_t N = 2, C = 3, H = 6, W = 6, F = 3, K = 1;
+  std::mt19937 gen(5);
+  std::normal_distribution<float> normal;
+  std::vector<float> x(size_t(N * C * H * W)), w(size_t(F * C * K * K));
+  for (float &v : x)
+    v = normal(gen);
+  for (float &v : w)
+    v = normal(gen);
+  std::vector<float> before = x;
+  // A 1x1 convolution with F = C writes the very elements it reads.
+  qtrain_uk_conv2d_nchw_f32(N, C, H, W, F, K, K, H, W, 1, 1, 1, 1, x.data(), 0,
+                            C * H * W, H * W, W, 1, w.data(), 0, C, 1, 1, 1,
+                            x.data(), 0, F * H * W, H * W, W, 1);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t f = 0; f < F; ++f)
+      for (int64_t p = 0; p < H * W; ++p) {
+        double exact = before[size_t((n * F + f) * H * W + p)];
+        for (int64_t c = 0; c < C; ++c)
+          exact += double(before[size_t((n * C + c) * H * W + p)]) *
+                   w[size_t(f * C + c)];
+        ASSERT_NEAR(x[size_t((n * F + f) * H * W + p)], exact, 1e-5);
+      }
+}
+
 } // namespace
