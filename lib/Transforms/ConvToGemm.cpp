@@ -1,10 +1,10 @@
-//===- ConvToGemm.cpp - f32 convolutions as im2col GEMMs --------*- C++ -*-===//
+//===- ConvToGemm.cpp - Windowed f32 contractions as GEMMs ------*- C++ -*-===//
 //
-// qtrain-conv-to-gemm: an f32 2-D NCHW/FCHW convolution becomes patches
-// (im2col) times the filter, and an f32 contraction that reads windows (a
-// convolution's weight gradient) a GEMM on gathered operands: one GEMM each
+// qtrain-conv-to-gemm: an f32 contraction that reads windows of an operand
+// (a convolution's weight gradient) becomes one GEMM on gathered operands
 // that qtrain-microkernels serves, accumulating into the op's init laid out
-// as GEMM rows.
+// as GEMM rows. (f32 convolutions themselves stay named ops:
+// qtrain-microkernels runs them as implicit GEMMs, with no patch buffer.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,33 +25,6 @@ using namespace mlir;
 using namespace mlir::qtrain;
 
 namespace {
-
-struct ConvAsIm2colGemm : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(linalg::Conv2DNchwFchwOp conv,
-                                PatternRewriter &rewriter) const override {
-    if (!conv.hasPureTensorSemantics())
-      return rewriter.notifyMatchFailure(conv, "not on tensors");
-    auto allF32 = llvm::all_of(conv->getOperandTypes(), [](Type t) {
-      return getElementTypeOrSelf(t).isF32();
-    });
-    if (!allF32)
-      return rewriter.notifyMatchFailure(conv, "not f32");
-    FailureOr<ConvGemmShape> shape = ConvGemmShape::of(conv);
-    if (failed(shape))
-      return rewriter.notifyMatchFailure(conv, "dynamic shapes");
-    Location loc = conv.getLoc();
-    Value patches = im2col(rewriter, loc, conv.getInputs()[0], *shape);
-    Value filter = filterAsFByDepth(rewriter, loc, conv.getInputs()[1], *shape);
-    Value rows = nchwAsFByRows(rewriter, loc, conv.getOutputs()[0], *shape);
-    Value product =
-        linalg::MatmulOp::create(rewriter, loc, ValueRange{filter, patches},
-                                 ValueRange{rows})
-            .getResult(0);
-    rewriter.replaceOp(conv, fByRowsAsNchw(rewriter, loc, product, *shape));
-    return success();
-  }
-};
 
 /// C[m, n] += A[m, k] * B[n, k] in f32.
 Value gemmTransposedB(OpBuilder &b, Location loc, Value a, Value bt,
@@ -127,7 +100,7 @@ struct WindowedContractionAsGemm : OpRewritePattern<linalg::GenericOp> {
 struct ConvToGemmPass : mlir::qtrain::impl::ConvToGemmPassBase<ConvToGemmPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ConvAsIm2colGemm, WindowedContractionAsGemm>(&getContext());
+    patterns.add<WindowedContractionAsGemm>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

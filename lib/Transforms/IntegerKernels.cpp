@@ -416,14 +416,25 @@ struct Rewriter {
   /// transposed to (C*KH*KW) x F, and the result put back to N x F x OH x OW.
   /// A GEMM's inner loop runs over F, where the short rows of the direct
   /// convolution (OW = 10) ran as scalar code.
+  ///
+  /// With `implicit` (8-bit codes the VNNI kernel serves) and 32-bit sums,
+  /// T1 stays a convolution of the codes instead, which qtrain-microkernels
+  /// runs as an implicit GEMM (no patch buffer).
   FailureOr<Term> convAsGemm(linalg::Conv2DNchwFchwOp conv, Value x, Value w,
-                             int64_t bound) {
+                             int64_t bound, bool implicit) {
     FailureOr<Type> acc = accumulator(bound);
     if (failed(acc))
       return failure();
     FailureOr<ConvGemmShape> shape = ConvGemmShape::of(conv);
     if (failed(shape))
       return failure();
+    if (implicit && acc->isInteger(32)) {
+      Value init = zeros({shape->n, shape->f, shape->oh, shape->ow}, *acc);
+      auto codesConv = linalg::Conv2DNchwFchwOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{x, w},
+          ValueRange{init}, conv.getStridesAttr(), conv.getDilationsAttr());
+      return Term{codesConv.getResult(0), llvm::SmallBitVector(4), codesConv};
+    }
     Value patches = im2col(b, loc, x, *shape);
     Value filter = filterAsFByDepth(b, loc, w, *shape);
     Value init = zeros({shape->f, shape->rows()}, *acc);
@@ -623,8 +634,13 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
   bool windows = llvm::any_of(
       maps, [](AffineMap map) { return !map.isProjectedPermutation(); });
   FailureOr<Term> t1 = failure();
-  if (conv && !referenceSums)
-    t1 = r.convAsGemm(conv, codes[0], codes[1], half[0] * half[1]);
+  if (conv && !referenceSums) {
+    // 8-bit VNNI codes (qtrain-microkernels picks bit-serial below 4 bit
+    // products, which has no convolution form).
+    bool implicit = factors[0].bits <= 8 && factors[1].bits <= 8 &&
+                    factors[0].bits * factors[1].bits > 4;
+    t1 = r.convAsGemm(conv, codes[0], codes[1], half[0] * half[1], implicit);
+  }
   else if (windows && !referenceSums && isa<linalg::GenericOp>(op))
     t1 = r.windowsAsGemm(codes[0], codes[1], half[0] * half[1]);
   if (failed(t1))

@@ -38,6 +38,18 @@ innermostOutputOrder(linalg::LinalgOp op) {
   if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
       op.getNumLoops() < 2)
     return std::nullopt;
+  // An NCHW convolution on f32, or on i8 codes summed in i32, stays a
+  // named op: qtrain-microkernels runs it as an implicit GEMM after
+  // bufferization.
+  if (isa<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
+    SmallVector<Type> types;
+    for (Type t : op->getOperandTypes())
+      types.push_back(getElementTypeOrSelf(t));
+    if (llvm::all_of(types, [](Type t) { return t.isF32(); }) ||
+        (types[0].isInteger(8) && types[1].isInteger(8) &&
+         types[2].isInteger(32)))
+      return std::nullopt;
+  }
   AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   if (!out.isProjectedPermutation() || out.getNumResults() == 0)
     return std::nullopt;

@@ -162,12 +162,19 @@ struct MicrokernelsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<std::pair<linalg::LinalgOp, StringRef>> gemms;
+    SmallVector<std::pair<linalg::Conv2DNchwFchwOp, StringRef>> convs;
     module.walk([&](linalg::LinalgOp op) {
-      if (auto kernel = match(op))
+      if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
+        if (auto kernel = matchConv(conv))
+          convs.push_back({conv, *kernel});
+      } else if (auto kernel = match(op)) {
         gemms.push_back({op, *kernel});
+      }
     });
     for (auto [op, kernel] : gemms)
       rewrite(module, op, kernel);
+    for (auto [conv, kernel] : convs)
+      rewriteConv(module, conv, kernel);
     // The hint has done its job; nothing below reads it.
     module.walk(
         [](Operation *op) { op->removeAttr(mlir::qtrain::kCodeBitsAttrName); });
@@ -196,6 +203,81 @@ struct MicrokernelsPass
         ranges[0] * ranges[1] * ranges[2] < minFlops)
       return std::nullopt;
     return kernelFor(op);
+  }
+
+  /// The implicit-GEMM kernel for `conv`, a bufferized convolution on f32
+  /// or on sign-extended i8 codes summed in i32, if any.
+  std::optional<StringRef> matchConv(linalg::Conv2DNchwFchwOp conv) {
+    if (!conv.hasPureBufferSemantics())
+      return std::nullopt;
+    for (Value operand : conv->getOperands()) {
+      auto type = dyn_cast<MemRefType>(operand.getType());
+      if (!type || type.getRank() != 4 || !type.hasStaticShape() ||
+          !type.isStrided())
+        return std::nullopt;
+    }
+    SmallVector<int64_t> ranges = conv.getStaticLoopRanges();
+    int64_t macs = 1;
+    for (int64_t r : ranges)
+      macs *= r;
+    if (macs < minFlops)
+      return std::nullopt;
+    Type x = getElementTypeOrSelf(conv.getInputs()[0].getType());
+    Type w = getElementTypeOrSelf(conv.getInputs()[1].getType());
+    Type y = getElementTypeOrSelf(conv.getOutputs()[0].getType());
+    if (x.isF32() && w.isF32() && y.isF32())
+      return StringRef("qtrain_uk_conv2d_nchw_f32");
+    Block &body = conv->getRegion(0).front();
+    bool signedProducts = llvm::all_of(body, [](Operation &inner) {
+      if (auto ext = dyn_cast<arith::ExtSIOp>(inner))
+        return ext.getIn().getType().isInteger(8) &&
+               ext.getType().isInteger(32);
+      return isa<arith::MulIOp, arith::AddIOp, linalg::YieldOp>(inner);
+    });
+    if (x.isInteger(8) && w.isInteger(8) && y.isInteger(32) && signedProducts)
+      return StringRef("qtrain_uk_conv2d_nchw_s8s8s32");
+    return std::nullopt;
+  }
+
+  /// The convolution as a call: sizes, strides, dilations, then each
+  /// operand's base, offset and four strides.
+  void rewriteConv(ModuleOp module, linalg::Conv2DNchwFchwOp conv,
+                   StringRef kernel) {
+    OpBuilder b(conv);
+    Location loc = conv.getLoc();
+    Type i64 = b.getI64Type();
+    auto constant = [&](int64_t v) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+    };
+    Value x = conv.getInputs()[0], w = conv.getInputs()[1],
+          y = conv.getOutputs()[0];
+    ArrayRef<int64_t> xs = cast<MemRefType>(x.getType()).getShape();
+    ArrayRef<int64_t> ws = cast<MemRefType>(w.getType()).getShape();
+    ArrayRef<int64_t> ys = cast<MemRefType>(y.getType()).getShape();
+    SmallVector<Value> args;
+    for (int64_t v :
+         {xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2], ys[3]})
+      args.push_back(constant(v));
+    for (auto attr : {conv.getStrides(), conv.getDilations()})
+      for (int64_t v : attr.getValues<int64_t>())
+        args.push_back(constant(v));
+    for (Value buffer : {x, w, y}) {
+      auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+      args.push_back(meta.getBaseBuffer());
+      args.push_back(arith::IndexCastOp::create(b, loc, i64, meta.getOffset()));
+      for (Value stride : meta.getStrides())
+        args.push_back(arith::IndexCastOp::create(b, loc, i64, stride));
+    }
+    auto callee = module.lookupSymbol<func::FuncOp>(kernel);
+    if (!callee) {
+      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+      callee = func::FuncOp::create(
+          top, loc, kernel, b.getFunctionType(ValueRange(args).getTypes(), {}));
+      callee.setPrivate();
+    }
+    func::CallOp::create(b, loc, callee, args);
+    conv->erase();
+    ++numCalls;
   }
 
   void rewrite(ModuleOp module, linalg::LinalgOp op, StringRef kernel) {

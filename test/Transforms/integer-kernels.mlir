@@ -93,14 +93,9 @@ func.func @wide_b12(%x: tensor<8x1024xf32>, %w: tensor<1024x4xf32>, %init: tenso
 //       CHECK:   tensor.pad %[[ONES]] low[0, 0, 1, 1] high[0, 0, 1, 1]
 //       CHECK:   } : tensor<1x1x6x6xi8> to tensor<1x1x8x8xi8>
 //       CHECK:   linalg.fill {{.*}} -> tensor<1x1x3x3xi8>
-// T1 as a GEMM on patches (im2col, K-major): the filter's codes 3 x (1*3*3)
-// times patches (1*3*3) x (2*6*6), put back to NCHW.
-//       CHECK:   %[[COLS:.*]] = linalg.generic {{.*}} ins(%[[PADDED:.*]] : tensor<2x1x8x8xi8>) outs(%{{.*}} : tensor<1x3x3x2x6x6xi8>)
-//       CHECK:   %[[P:.*]] = tensor.collapse_shape %[[COLS]] {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<1x3x3x2x6x6xi8> into tensor<9x72xi8>
-//       CHECK:   %[[F:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : tensor<3x1x3x3xi8> into tensor<3x9xi8>
-//       CHECK:   %[[GEMM:.*]] = linalg.generic {{.*}} ins(%[[F]], %[[P]] : tensor<3x9xi8>, tensor<9x72xi8>) outs(%{{.*}} : tensor<3x72xi32>) attrs = {qtrain.code_bits = array<i32: 8, 8>, qtrain.layer = 2 : i64
-//       CHECK:   tensor.expand_shape %[[GEMM]] {{.*}} into tensor<3x2x6x6xi32>
-//       CHECK:   linalg.transpose ins(%{{.*}} : tensor<3x2x6x6xi32>) outs(%{{.*}} : tensor<2x3x6x6xi32>) permutation = [1, 0, 2, 3]
+// T1 stays a convolution, of the codes (8-bit VNNI codes with 32-bit
+// sums: qtrain-microkernels runs it as an implicit GEMM).
+//       CHECK:   %[[T1:.*]] = linalg.conv_2d_nchw_fchw {{.*}}qtrain.code_bits = array<i32: 8, 8>{{.*}} ins(%[[PADDED:.*]], %{{.*}} : tensor<2x1x8x8xi8>, tensor<3x1x3x3xi8>) outs(%{{.*}} : tensor<2x3x6x6xi32>)
 // T2: the activation's codes summed over the channels first (the weight's
 // mask is constant along c).
 //       CHECK:   ins(%[[PADDED]] : tensor<2x1x8x8xi8>) outs(%{{.*}} : tensor<2x8x8xi32>)
@@ -110,6 +105,33 @@ func.func @wide_b12(%x: tensor<8x1024xf32>, %w: tensor<1024x4xf32>, %init: tenso
 func.func @conv_b8(%x: tensor<2x1x6x6xf32>, %w: tensor<3x1x3x3xf32>, %init: tensor<2x3x6x6xf32>) -> tensor<2x3x6x6xf32>
     attributes {qtrain.variant = {bits = 8 : i32, grad_bits = 0 : i32, product = "forward", site = 2 : i64}} {
   %b = arith.constant 8 : i32
+  %zero = arith.constant 0.0 : f32
+  %xq = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<2x1x6x6xf32>
+  %wq = qtrain.fake_quant %w, %b role weight rounding nearest_even granularity<per_channel, axis = 0> : tensor<3x1x3x3xf32>
+  %xp = tensor.pad %xq low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<2x1x6x6xf32> to tensor<2x1x8x8xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>, qtrain.layer = 2 : i64, qtrain.product = "forward"}
+      ins(%xp, %wq : tensor<2x1x8x8xf32>, tensor<3x1x3x3xf32>) outs(%init : tensor<2x3x6x6xf32>) -> tensor<2x3x6x6xf32>
+  return %y : tensor<2x3x6x6xf32>
+}
+
+// -----
+
+// At 2 bits (bit-serial, which has no convolution form) T1 is a GEMM on
+// patches (im2col, K-major): the filter's codes 3 x (1*3*3) times patches
+// (1*3*3) x (2*6*6), put back to NCHW.
+// CHECK-LABEL: func.func @conv_b2
+//       CHECK:   %[[COLS:.*]] = linalg.generic {{.*}} ins(%[[PADDED:.*]] : tensor<2x1x8x8xi8>) outs(%{{.*}} : tensor<1x3x3x2x6x6xi8>)
+//       CHECK:   %[[P:.*]] = tensor.collapse_shape %[[COLS]] {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<1x3x3x2x6x6xi8> into tensor<9x72xi8>
+//       CHECK:   %[[F:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : tensor<3x1x3x3xi8> into tensor<3x9xi8>
+//       CHECK:   %[[GEMM:.*]] = linalg.generic {{.*}} ins(%[[F]], %[[P]] : tensor<3x9xi8>, tensor<9x72xi8>) outs(%{{.*}} : tensor<3x72xi32>) attrs = {qtrain.code_bits = array<i32: 2, 2>, qtrain.layer = 2 : i64
+//       CHECK:   tensor.expand_shape %[[GEMM]] {{.*}} into tensor<3x2x6x6xi32>
+//       CHECK:   linalg.transpose ins(%{{.*}} : tensor<3x2x6x6xi32>) outs(%{{.*}} : tensor<2x3x6x6xi32>) permutation = [1, 0, 2, 3]
+func.func @conv_b2(%x: tensor<2x1x6x6xf32>, %w: tensor<3x1x3x3xf32>, %init: tensor<2x3x6x6xf32>) -> tensor<2x3x6x6xf32>
+    attributes {qtrain.variant = {bits = 2 : i32, grad_bits = 0 : i32, product = "forward", site = 2 : i64}} {
+  %b = arith.constant 2 : i32
   %zero = arith.constant 0.0 : f32
   %xq = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<2x1x6x6xf32>
   %wq = qtrain.fake_quant %w, %b role weight rounding nearest_even granularity<per_channel, axis = 0> : tensor<3x1x3x3xf32>

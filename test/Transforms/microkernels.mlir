@@ -214,3 +214,46 @@ func.func @bad_code_bits(%a: memref<64x64xi8>, %b: memref<64x64xi8>, %c: memref<
   }
   return
 }
+
+// -----
+
+// Convolutions run as implicit GEMMs: sizes (N, C, H, W, F, KH, KW, OH,
+// OW), strides, dilations, then base, offset and four strides of the
+// input, the filter and the output. f32, and i8 codes summed in i32.
+// CHECK: func.func private @qtrain_uk_conv2d_nchw_s8s8s32(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, memref<i8>, i64, i64, i64, i64, i64, memref<i8>, i64, i64, i64, i64, i64, memref<i32>, i64, i64, i64, i64, i64)
+// CHECK: func.func private @qtrain_uk_conv2d_nchw_f32(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, memref<f32>, i64, i64, i64, i64, i64, memref<f32>, i64, i64, i64, i64, i64, memref<f32>, i64, i64, i64, i64, i64)
+// CHECK-LABEL: func.func @convs
+func.func @convs(%x: memref<2x16x18x18xf32>, %w: memref<6x16x5x5xf32>, %y: memref<2x6x14x14xf32>,
+                 %xc: memref<4x8x12x12xi8>, %wc: memref<16x8x3x3xi8>, %yc: memref<4x16x5x5xi32>) {
+  // CHECK: %[[BX:.*]], %[[OX:.*]], %{{.*}}:4, %[[SX:.*]]:4 = memref.extract_strided_metadata %arg0
+  // CHECK: %[[BW:.*]], %{{.*}}, %{{.*}}:4, %{{.*}}:4 = memref.extract_strided_metadata %arg1
+  // CHECK: %[[BY:.*]], %{{.*}}, %{{.*}}:4, %{{.*}}:4 = memref.extract_strided_metadata %arg2
+  // CHECK: call @qtrain_uk_conv2d_nchw_f32(%c2_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c18_i64{{[_0-9]*}}, %c18_i64{{[_0-9]*}}, %c6_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c14_i64{{[_0-9]*}}, %c14_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %[[BX]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %[[BW]], {{.*}}, %[[BY]],
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : memref<2x16x18x18xf32>, memref<6x16x5x5xf32>) outs(%y : memref<2x6x14x14xf32>)
+  // Stride 2, dilation 1 on i8 codes.
+  // CHECK: call @qtrain_uk_conv2d_nchw_s8s8s32(%c4_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c12_i64{{[_0-9]*}}, %c12_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}},
+  // CHECK-NOT: linalg.conv_2d_nchw_fchw
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+      ins(%xc, %wc : memref<4x8x12x12xi8>, memref<16x8x3x3xi8>) outs(%yc : memref<4x16x5x5xi32>)
+  return
+}
+
+// -----
+
+// Not served: a convolution below min-flops, one on tensors, and mixed
+// element types (i8 input into an f32 sum).
+// CHECK-LABEL: func.func @convs_left_alone
+// CHECK-NOT: call
+// CHECK-COUNT-3: linalg.conv_2d_nchw_fchw
+func.func @convs_left_alone(%x: memref<1x1x4x4xf32>, %w: memref<1x1x3x3xf32>, %y: memref<1x1x2x2xf32>,
+                            %xt: tensor<2x16x18x18xf32>, %wt: tensor<6x16x5x5xf32>, %yt: tensor<2x6x14x14xf32>,
+                            %xi: memref<2x16x18x18xi8>, %wi: memref<6x16x5x5xi8>, %yi: memref<2x6x14x14xf32>) -> tensor<2x6x14x14xf32> {
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : memref<1x1x4x4xf32>, memref<1x1x3x3xf32>) outs(%y : memref<1x1x2x2xf32>)
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%xt, %wt : tensor<2x16x18x18xf32>, tensor<6x16x5x5xf32>) outs(%yt : tensor<2x6x14x14xf32>) -> tensor<2x6x14x14xf32>
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%xi, %wi : memref<2x16x18x18xi8>, memref<6x16x5x5xi8>) outs(%yi : memref<2x6x14x14xf32>)
+  return %r : tensor<2x6x14x14xf32>
+}

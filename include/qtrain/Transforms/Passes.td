@@ -442,22 +442,22 @@ def CopiesToLinalgPass : Pass<"qtrain-copies-to-linalg"> {
 }
 
 def ConvToGemmPass : Pass<"qtrain-conv-to-gemm"> {
-  let summary = "Run f32 2-D convolutions as im2col GEMMs";
+  let summary = "Run f32 windowed contractions (weight gradients) as GEMMs";
   let description = [{
-    Rewrites each f32 `linalg.conv_2d_nchw_fchw` on static tensors (the fp32
-    variants' forward convolutions and input gradients) into the layout
-    qtrain-integer-kernels gives integer convolutions: the input as
-    (N*OH*OW) x (C*KH*KW) patches, times the filter as (C*KH*KW) x F, a
-    `linalg.matmul` accumulating into the convolution's init laid out as
-    (N*OH*OW) x F rows, put back to NCHW. Likewise an f32 multiply-accumulate
-    generic that reads windows of an operand (a convolution's weight
-    gradient, x[n, c, oh + kh, ow + kw] * e[n, f, oh, ow]) and whose loops
-    are each an M, N or K loop: both operands gathered into (rows, K) order,
-    one GEMM C[m, n] += A[m, k] B[n, k], the result put back in the output's
-    order. The GEMMs are what qtrain-microkernels serves; the direct loops
-    run over rows as short as OW. Results differ from the direct form only
-    by summation order. Part of `qtrain-lower-cpu`, before
+    Rewrites each f32 multiply-accumulate `linalg.generic` on static tensors
+    that reads windows of an operand (a convolution's weight gradient,
+    x[n, c, oh + kh, ow + kw] * e[n, f, oh, ow]) and whose loops are each an
+    M, N or K loop: both operands gathered into (rows, K) order by one copy
+    each, one GEMM C[m, n] += A[m, k] B[n, k], the result put back in the
+    output's order. The GEMM is what qtrain-microkernels serves; the direct
+    loops run over rows as short as OW. Results differ from the direct form
+    only by summation order. Part of `qtrain-lower-cpu`, before
     `qtrain-loop-order`.
+
+    f32 convolutions (`linalg.conv_2d_nchw_fchw`) are left as they are:
+    qtrain-microkernels runs them as implicit GEMMs after bufferization,
+    which needs no patch buffer (an explicit im2col of convnet's conv2
+    input gradient is 50 M floats).
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
@@ -517,6 +517,7 @@ def MicrokernelsPass : Pass<"qtrain-microkernels", "::mlir::ModuleOp"> {
     | f32, f32 | f32 | mulf, addf | `qtrain_uk_gemm_f32` |
     | i8, i8 (sign-extended) | i32 | extsi, muli, addi | `qtrain_uk_gemm_s8s8s32` |
     | same, `qtrain.code_bits = [a, b]` with a * b <= 4 | i32 | same | `qtrain_uk_gemm_bitserial` |
+    | f32 convolution (NCHW, FCHW) | f32 | named op | `qtrain_uk_conv2d_nchw_f32` |
 
     `qtrain.code_bits` is the hint qtrain-integer-kernels leaves on an
     integer product's main contraction: its codes are centred a-bit and
@@ -537,6 +538,11 @@ def MicrokernelsPass : Pass<"qtrain-microkernels", "::mlir::ModuleOp"> {
     to the loop form (both wrap in 32 bits and are exact whenever the sum
     fits, which qtrain-integer-kernels guarantees when it picks i32); f32
     results differ by summation order (FMA, K-blocked).
+
+    A bufferized f32 `linalg.conv_2d_nchw_fchw` (static shapes) becomes
+    `qtrain_uk_conv2d_nchw_f32`: an implicit GEMM per image, the patches
+    packed from the input straight into the kernel's panels, with no im2col
+    buffer (each operand passed as base, offset and its four strides).
 
     Products below `min-flops` multiply-adds stay loops (the call and the
     packing cost more than they save). The bundle's model.so links the

@@ -101,7 +101,9 @@ void qtrain_uk_gemm_s8_packed_b(int64_t M, int64_t N, int64_t K,
  * straight into the kernel's panels (no im2col buffer). Accumulates like
  * qtrain_uk_gemm_f32 (FMA, K-blocked, K = C KH KW); X or W sharing memory
  * with Y are read as they were before the call. Images run in parallel
- * with qtrain_uk_set_num_threads. */
+ * with qtrain_uk_set_num_threads. Sizes that do not fit (OH, OW too large
+ * for H, W) run nothing: callers pass the shapes of a verified
+ * convolution. */
 void qtrain_uk_conv2d_nchw_f32(
     int64_t N, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
     int64_t KW, int64_t OH, int64_t OW, int64_t strideH, int64_t strideW,
@@ -109,6 +111,17 @@ void qtrain_uk_conv2d_nchw_f32(
     int64_t xStrideN, int64_t xStrideC, int64_t xStrideH, int64_t xStrideW,
     const float *w, int64_t wOffset, int64_t wStrideF, int64_t wStrideC,
     int64_t wStrideKH, int64_t wStrideKW, float *y, int64_t yOffset,
+    int64_t yStrideN, int64_t yStrideF, int64_t yStrideH, int64_t yStrideW);
+
+/* The same on signed 8-bit codes with 32-bit sums, exact like
+ * qtrain_uk_gemm_s8s8s32 (K = C KH KW). */
+void qtrain_uk_conv2d_nchw_s8s8s32(
+    int64_t N, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
+    int64_t KW, int64_t OH, int64_t OW, int64_t strideH, int64_t strideW,
+    int64_t dilationH, int64_t dilationW, const int8_t *x, int64_t xOffset,
+    int64_t xStrideN, int64_t xStrideC, int64_t xStrideH, int64_t xStrideW,
+    const int8_t *w, int64_t wOffset, int64_t wStrideF, int64_t wStrideC,
+    int64_t wStrideKH, int64_t wStrideKW, int32_t *y, int64_t yOffset,
     int64_t yStrideN, int64_t yStrideF, int64_t yStrideH, int64_t yStrideW);
 
 /* The longest K for which a kernel's sums cannot overflow its accumulator

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace qtrain::uk {
@@ -307,12 +308,18 @@ void gemmBlocked(Gemm<P> g, Kernel<P> kernel) {
 //===----------------------------------------------------------------------===//
 
 /// Packs rows k [pc, pc + kc) x columns [jc, jc + nc) of image `x`'s
-/// patches (k = (c, kh, kw), column j = (oh, ow)) into f32 panels [k][NR].
-/// The columns of a panel are cut into runs along one output row; a run
-/// reads X at a constant step (contiguous for stride 1), so each k copies a
-/// few short contiguous pieces instead of gathering element by element.
-inline void packPatches(const ConvOperands &o, const float *x, int64_t pc,
-                        int64_t jc, int64_t kc, int64_t nc, float *dst) {
+/// patches (k = (c, kh, kw), column j = (oh, ow)) into NR-column panels
+/// [g][NR][KG], adding each column's sum to colSums when A is offset. The
+/// columns of a panel are cut into runs along one output row; a run reads
+/// X at a constant step (contiguous for stride 1), so each k copies a few
+/// short pieces instead of gathering element by element.
+template <class P>
+void packPatches(const ConvOperands<typename P::In, typename P::Acc> &o,
+                 const typename P::In *x, int64_t pc, int64_t jc, int64_t kc,
+                 int64_t nc, typename P::PB *dst, int32_t *colSums) {
+  using In = typename P::In;
+  using PB = typename P::PB;
+  constexpr int KG = P::KG;
   struct Run {
     int slot, length;
     int64_t offset; ///< Of the run's first element, relative to (c, kh, kw).
@@ -320,8 +327,9 @@ inline void packPatches(const ConvOperands &o, const float *x, int64_t pc,
   const int64_t sC = o.xStrides[1], sH = o.xStrides[2], sW = o.xStrides[3];
   const int64_t step = o.strideW * sW;
   const int64_t kernelArea = o.KH * o.KW;
+  const int64_t groups = (kc + KG - 1) / KG;
   for (int64_t n0 = 0; n0 < nc; n0 += kNR) {
-    float *panel = dst + (n0 / kNR) * kc * kNR;
+    PB *panel = dst + (n0 / kNR) * groups * kNR * KG;
     int width = int(std::min<int64_t>(kNR, nc - n0));
     Run runs[kNR];
     int numRuns = 0;
@@ -333,24 +341,29 @@ inline void packPatches(const ConvOperands &o, const float *x, int64_t pc,
                          oh * o.strideH * sH + ow * o.strideW * sW};
       slot += length;
     }
-    int64_t k = pc;
-    int64_t c = k / kernelArea, kh = (k / o.KW) % o.KH, kw = k % o.KW;
-    for (int64_t r = 0; r < kc; ++r) {
-      const float *base =
+    int64_t c = pc / kernelArea, kh = (pc / o.KW) % o.KH, kw = pc % o.KW;
+    // Row r of the patches (k = pc + r) into `row` [NR], zero past width.
+    auto patchRow = [&](PB *row) {
+      const In *base =
           x + c * sC + kh * o.dilationH * sH + kw * o.dilationW * sW;
-      float *row = panel + r * kNR;
       for (int i = 0; i < numRuns; ++i) {
-        const float *src = base + runs[i].offset;
-        float *out = row + runs[i].slot;
-        if (step == 1)
-          for (int e = 0; e < runs[i].length; ++e)
-            out[e] = src[e];
-        else
-          for (int e = 0; e < runs[i].length; ++e)
-            out[e] = src[e * step];
+        const In *src = base + runs[i].offset;
+        PB *out = row + runs[i].slot;
+        int length = runs[i].length;
+        // A fixed trip count with a condition: vectorized with masked
+        // loads and stores (a variable-length copy becomes a memmove call,
+        // too slow for runs of a few bytes).
+        if (step == 1) {
+          for (int e = 0; e < kNR; ++e)
+            if (e < length)
+              out[e] = P::packB(src[e]);
+        } else {
+          for (int e = 0; e < length; ++e)
+            out[e] = P::packB(src[e * step]);
+        }
       }
       for (int e = width; e < kNR; ++e)
-        row[e] = 0.0f;
+        row[e] = PB(0);
       if (++kw == o.KW) {
         kw = 0;
         if (++kh == o.KH) {
@@ -358,26 +371,73 @@ inline void packPatches(const ConvOperands &o, const float *x, int64_t pc,
           ++c;
         }
       }
+    };
+    for (int64_t g = 0; g < groups; ++g) {
+      PB *out = panel + g * kNR * KG;
+      if constexpr (KG == 1) {
+        patchRow(out);
+      } else {
+        // KG rows of 16-bit or 8-bit elements, interleaved into one
+        // 32-bit word per column (shifts and ors, which vectorize).
+        static_assert(KG * sizeof(PB) == 4, "a group is 32 bits");
+        using Bits = std::conditional_t<sizeof(PB) == 1, uint8_t, uint16_t>;
+        alignas(64) PB rowsOf[KG][kNR];
+        for (int j = 0; j < KG; ++j) {
+          if (g * KG + j < kc)
+            patchRow(rowsOf[j]);
+          else
+            std::fill(rowsOf[j], rowsOf[j] + kNR, PB(0));
+        }
+        uint32_t words[kNR];
+        for (int n = 0; n < kNR; ++n) {
+          uint32_t word = 0;
+          for (int j = 0; j < KG; ++j) {
+            Bits bits;
+            std::memcpy(&bits, &rowsOf[j][n], sizeof(PB));
+            word |= uint32_t(bits) << (j * 8 * sizeof(PB));
+          }
+          words[n] = word;
+        }
+        std::memcpy(out, words, sizeof(words));
+        if constexpr (P::kOffsetA) {
+          int32_t sums[kNR];
+          for (int n = 0; n < kNR; ++n) {
+            int32_t sum = 0;
+            for (int j = 0; j < KG; ++j)
+              sum += int32_t(rowsOf[j][n]);
+            sums[n] = sum;
+          }
+          for (int n = 0; n < width; ++n)
+            colSums[n0 + n] += sums[n];
+        }
+      }
     }
   }
 }
 
-/// Images [n0, n1) of a convolution, each an implicit GEMM (F32 only): W
-/// [F, depth] is A, the image's patches B. (The other orientation, patches
-/// as A and the filters along a tile's 32 columns, measured 15-80% slower
-/// for every layer of the example models: narrower runs to pack, and C
-/// written through partial tiles.)
-inline void convBlocked(const ConvOperands &o, Kernel<F32> kernel) {
+/// Images [n0, n1) of a convolution, each an implicit GEMM: W [F, depth]
+/// is A, the image's patches B. (The other orientation, patches as A and
+/// the filters along a tile's 32 columns, measured 15-80% slower for every
+/// layer of the example models: narrower runs to pack, and C written
+/// through partial tiles.)
+template <class P>
+void convBlocked(const ConvOperands<typename P::In, typename P::Acc> &o,
+                 Kernel<P> kernel) {
   int64_t depth = o.C * o.KH * o.KW, cols = o.OH * o.OW;
   for (int64_t n = o.n0; n < o.n1; ++n) {
-    const float *x = o.x + n * o.xStrides[0];
-    blockedLoops<F32>(
+    const typename P::In *x = o.x + n * o.xStrides[0];
+    blockedLoops<P>(
         o.F, cols, depth,
         [&](int64_t ic, int64_t pc, int64_t mc, int64_t kc, int64_t groups,
-            float *dst) { packA<F32>(o.w.sub(ic, pc), mc, kc, groups, dst); },
-        [&](int64_t pc, int64_t jc, int64_t kc, int64_t nc, int64_t, float *dst,
-            int32_t *) { packPatches(o, x, pc, jc, kc, nc, dst); },
-        View<float>{o.y + n * o.yImageStride, o.yStrideF, o.yStrideCol},
+            typename P::PA *dst) {
+          packA<P>(o.w.sub(ic, pc), mc, kc, groups, dst);
+        },
+        [&](int64_t pc, int64_t jc, int64_t kc, int64_t nc, int64_t,
+            typename P::PB *dst, int32_t *colSums) {
+          packPatches<P>(o, x, pc, jc, kc, nc, dst, colSums);
+        },
+        View<typename P::Acc>{o.y + n * o.yImageStride, o.yStrideF,
+                              o.yStrideCol},
         kernel);
   }
 }

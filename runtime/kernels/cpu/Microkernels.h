@@ -76,13 +76,14 @@ constexpr int kPackedMR = 8; ///< Rows of the packed-B kernel's tile.
 /// ow*sw + kw*dw], the patches packed from X straight into B panels.
 /// X is a strided 4-D view (NCHW), W a view [F, C*KH*KW], Y per image a
 /// view [F, OH*OW] (Y_n starts at y + n * yImageStride).
+template <class In, class Acc>
 struct ConvOperands {
   int64_t n0, n1, C, F, KH, KW, OH, OW;
   int64_t strideH, strideW, dilationH, dilationW;
-  const float *x;
+  const In *x;
   int64_t xStrides[4];
-  View<const float> w;
-  float *y;
+  View<const In> w;
+  Acc *y;
   int64_t yImageStride, yStrideF, yStrideCol;
 };
 
@@ -93,7 +94,8 @@ void gemmBF16Avx512(GemmOperands<float, float> operands);
 void gemmS8Avx512(GemmOperands<int8_t, int32_t> operands);
 void bitSerialAvx512(BitSerialOperands operands);
 void gemmPackedAvx512(PackedOperands operands);
-void convF32Avx512(const ConvOperands &operands);
+void convF32Avx512(const ConvOperands<float, float> &operands);
+void convS8Avx512(const ConvOperands<int8_t, int32_t> &operands);
 
 /// Whether the CPU runs each family (false under QTRAIN_UKERNELS=portable).
 bool hasAvx512F32();

@@ -144,8 +144,11 @@ void gemmF32Avx512(GemmOperands<float, float> operands) {
 void gemmBF16Avx512(GemmOperands<float, float> operands) {
   gemmBlocked<BF16>(operands, kernelBF16Avx512);
 }
-void convF32Avx512(const ConvOperands &operands) {
-  convBlocked(operands, kernelF32Avx512);
+void convF32Avx512(const ConvOperands<float, float> &operands) {
+  convBlocked<F32>(operands, kernelF32Avx512);
+}
+void convS8Avx512(const ConvOperands<int8_t, int32_t> &operands) {
+  convBlocked<S8>(operands, kernelU8S8Avx512);
 }
 void gemmS8Avx512(GemmOperands<int8_t, int32_t> operands) {
   gemmBlocked<S8>(operands, kernelU8S8Avx512);

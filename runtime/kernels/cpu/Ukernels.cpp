@@ -279,13 +279,15 @@ void portableBitSerial(BitSerialOperands o) {
     }
 }
 
-/// A strided 4-D f32 view.
+/// A strided 4-D view.
+template <class T>
 struct View4 {
-  const float *p;
+  const T *p;
   int64_t d[4], s[4];
-  float at(int64_t i, int64_t j, int64_t k, int64_t l) const {
+  T at(int64_t i, int64_t j, int64_t k, int64_t l) const {
     return p[i * s[0] + j * s[1] + k * s[2] + l * s[3]];
   }
+  /// The bytes the view spans.
   std::pair<uintptr_t, uintptr_t> span() const {
     intptr_t lo = 0, hi = 0;
     for (int i = 0; i < 4; ++i) {
@@ -293,10 +295,11 @@ struct View4 {
       (extent < 0 ? lo : hi) += extent;
     }
     auto base = reinterpret_cast<intptr_t>(p);
-    return {uintptr_t(base + lo * intptr_t(sizeof(float))),
-            uintptr_t(base + (hi + 1) * intptr_t(sizeof(float)))};
+    return {uintptr_t(base + lo * intptr_t(sizeof(T))),
+            uintptr_t(base + (hi + 1) * intptr_t(sizeof(T)))};
   }
-  bool overlaps(const View4 &other) const {
+  template <class U>
+  bool overlaps(const View4<U> &other) const {
     auto [lo, hi] = span();
     auto [otherLo, otherHi] = other.span();
     return lo < otherHi && otherLo < hi;
@@ -312,7 +315,7 @@ struct View4 {
     return true;
   }
   /// A row-major copy in `storage`.
-  View4 copyTo(std::vector<float> &storage) const {
+  View4 copyTo(std::vector<T> &storage) const {
     storage.resize(size_t(d[0] * d[1] * d[2] * d[3]));
     size_t e = 0;
     for (int64_t i = 0; i < d[0]; ++i)
@@ -326,8 +329,88 @@ struct View4 {
   }
 };
 
-void portableConv(const ConvOperands &o) {
-  convBlocked(o, portableKernel<F32>);
+/// The convolution geometry of the C API.
+struct ConvShape {
+  int64_t N, C, H, W, F, KH, KW, OH, OW, strideH, strideW, dilationH, dilationW;
+  bool valid() const {
+    return N > 0 && C > 0 && F > 0 && KH > 0 && KW > 0 && OH > 0 && OW > 0 &&
+           strideH > 0 && strideW > 0 && dilationH > 0 && dilationW > 0 &&
+           (OH - 1) * strideH + (KH - 1) * dilationH < H &&
+           (OW - 1) * strideW + (KW - 1) * dilationW < W;
+  }
+};
+
+/// Y += conv2d(X, W) on strided views: inputs sharing memory with Y are
+/// read from copies, W and Y are made flat where they are not (the kernel
+/// runs them as matrices), images are split across the threads.
+template <class In, class Acc>
+void conv2d(const ConvShape &g, View4<In> xv, View4<In> wv, Acc *y,
+            const int64_t ys[4], void (*run)(const ConvOperands<In, Acc> &)) {
+  if (!g.valid())
+    return;
+  View4<Acc> yv{y, {g.N, g.F, g.OH, g.OW}, {ys[0], ys[1], ys[2], ys[3]}};
+  std::vector<In> xCopy, wCopy;
+  std::vector<Acc> yCopy;
+  if (xv.overlaps(yv))
+    xv = xv.copyTo(xCopy);
+  if (wv.overlaps(yv) || !wv.flatFrom(1))
+    wv = wv.copyTo(wCopy);
+  View4<Acc> yRun = yv.flatFrom(2) ? yv : yv.copyTo(yCopy);
+  ConvOperands<In, Acc> o{0,
+                          g.N,
+                          g.C,
+                          g.F,
+                          g.KH,
+                          g.KW,
+                          g.OH,
+                          g.OW,
+                          g.strideH,
+                          g.strideW,
+                          g.dilationH,
+                          g.dilationW,
+                          xv.p,
+                          {xv.s[0], xv.s[1], xv.s[2], xv.s[3]},
+                          {wv.p, wv.s[0], 1},
+                          const_cast<Acc *>(yRun.p),
+                          yRun.s[0],
+                          yRun.s[1],
+                          1};
+  int threads = int(std::min<int64_t>(numThreads.load(), g.N));
+  if (threads <= 1 ||
+      g.N * g.F * g.OH * g.OW * g.C * g.KH * g.KW < (int64_t(1) << 20)) {
+    run(o);
+  } else {
+    std::vector<std::thread> workers;
+    int64_t per = (g.N + threads - 1) / threads;
+    for (int t = 0; t < threads; ++t) {
+      ConvOperands<In, Acc> part = o;
+      part.n0 = t * per;
+      part.n1 = std::min(g.N, part.n0 + per);
+      if (part.n0 >= part.n1)
+        break;
+      if (part.n1 == g.N)
+        run(part);
+      else
+        workers.emplace_back(run, part);
+    }
+    for (std::thread &worker : workers)
+      worker.join();
+  }
+  if (!yCopy.empty()) {
+    size_t e = 0;
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t f = 0; f < g.F; ++f)
+        for (int64_t i = 0; i < g.OH; ++i)
+          for (int64_t j = 0; j < g.OW; ++j)
+            y[n * ys[0] + f * ys[1] + i * ys[2] + j * ys[3]] = yCopy[e++];
+  }
+}
+
+void portableConvF32(const ConvOperands<float, float> &o) {
+  convBlocked<F32>(o, portableKernel<F32>);
+}
+void portableConvS8(const ConvOperands<int8_t, int32_t> &o) {
+  convBlocked<S8>(o, portableKernel<S8>);
 }
 
 } // namespace
@@ -451,82 +534,33 @@ void qtrain_uk_gemm_s8_packed_b(int64_t M, int64_t N, int64_t K,
       });
 }
 
-void qtrain_uk_conv2d_nchw_f32(
-    int64_t N, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
-    int64_t KW, int64_t OH, int64_t OW, int64_t strideH, int64_t strideW,
-    int64_t dilationH, int64_t dilationW, const float *x, int64_t xOffset,
-    int64_t xStrideN, int64_t xStrideC, int64_t xStrideH, int64_t xStrideW,
-    const float *w, int64_t wOffset, int64_t wStrideF, int64_t wStrideC,
-    int64_t wStrideKH, int64_t wStrideKW, float *y, int64_t yOffset,
-    int64_t yStrideN, int64_t yStrideF, int64_t yStrideH, int64_t yStrideW) {
-  if (N <= 0 || C <= 0 || F <= 0 || KH <= 0 || KW <= 0 || OH <= 0 || OW <= 0 ||
-      strideH <= 0 || strideW <= 0 || dilationH <= 0 || dilationW <= 0 ||
-      (OH - 1) * strideH + (KH - 1) * dilationH >= H ||
-      (OW - 1) * strideW + (KW - 1) * dilationW >= W)
-    return;
-  View4 xv{x + xOffset, {N, C, H, W}, {xStrideN, xStrideC, xStrideH, xStrideW}};
-  View4 wv{
-      w + wOffset, {F, C, KH, KW}, {wStrideF, wStrideC, wStrideKH, wStrideKW}};
-  View4 yv{
-      y + yOffset, {N, F, OH, OW}, {yStrideN, yStrideF, yStrideH, yStrideW}};
-  // Inputs sharing memory with Y are read from copies; W and Y run as
-  // matrices, so they need their inner dimensions flat (else copies).
-  std::vector<float> xCopy, wCopy, yCopy;
-  if (xv.overlaps(yv))
-    xv = xv.copyTo(xCopy);
-  if (wv.overlaps(yv) || !wv.flatFrom(1))
-    wv = wv.copyTo(wCopy);
-  View4 yRun = yv.flatFrom(2) ? yv : yv.copyTo(yCopy);
-  ConvOperands o{0,
-                 N,
-                 C,
-                 F,
-                 KH,
-                 KW,
-                 OH,
-                 OW,
-                 strideH,
-                 strideW,
-                 dilationH,
-                 dilationW,
-                 xv.p,
-                 {xv.s[0], xv.s[1], xv.s[2], xv.s[3]},
-                 {wv.p, wv.s[0], 1},
-                 const_cast<float *>(yRun.p),
-                 yRun.s[0],
-                 yRun.s[1],
-                 1};
-  void (*run)(const ConvOperands &) =
-      hasAvx512F32() ? convF32Avx512 : portableConv;
-  int threads = int(std::min<int64_t>(numThreads.load(), N));
-  if (threads <= 1 || N * F * OH * OW * C * KH * KW < (int64_t(1) << 20)) {
-    run(o);
-  } else {
-    std::vector<std::thread> workers;
-    int64_t per = (N + threads - 1) / threads;
-    for (int t = 0; t < threads; ++t) {
-      ConvOperands part = o;
-      part.n0 = t * per;
-      part.n1 = std::min(N, part.n0 + per);
-      if (part.n0 >= part.n1)
-        break;
-      if (t + 1 == threads || part.n1 == N)
-        run(part);
-      else
-        workers.emplace_back(run, part);
-    }
-    for (std::thread &worker : workers)
-      worker.join();
-  }
-  if (!yCopy.empty()) {
-    size_t e = 0;
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t f = 0; f < F; ++f)
-        for (int64_t i = 0; i < OH; ++i)
-          for (int64_t j = 0; j < OW; ++j)
-            y[yOffset + n * yStrideN + f * yStrideF + i * yStrideH +
-              j * yStrideW] = yCopy[e++];
-  }
+#define QTRAIN_CONV_ARGS(In, Acc)                                              \
+  int64_t N, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,           \
+      int64_t KW, int64_t OH, int64_t OW, int64_t strideH, int64_t strideW,    \
+      int64_t dilationH, int64_t dilationW, const In *x, int64_t xOffset,      \
+      int64_t xStrideN, int64_t xStrideC, int64_t xStrideH, int64_t xStrideW,  \
+      const In *w, int64_t wOffset, int64_t wStrideF, int64_t wStrideC,        \
+      int64_t wStrideKH, int64_t wStrideKW, Acc *y, int64_t yOffset,           \
+      int64_t yStrideN, int64_t yStrideF, int64_t yStrideH, int64_t yStrideW
+#define QTRAIN_CONV_VIEWS                                                      \
+  ConvShape{N,  C,  H,       W,       F,         KH,       KW,                 \
+            OH, OW, strideH, strideW, dilationH, dilationW},                   \
+      {x + xOffset, {N, C, H, W}, {xStrideN, xStrideC, xStrideH, xStrideW}},   \
+      {w + wOffset,                                                            \
+       {F, C, KH, KW},                                                         \
+       {wStrideF, wStrideC, wStrideKH, wStrideKW}},                            \
+      y + yOffset
+
+void qtrain_uk_conv2d_nchw_f32(QTRAIN_CONV_ARGS(float, float)) {
+  const int64_t ys[4] = {yStrideN, yStrideF, yStrideH, yStrideW};
+  conv2d<float, float>(QTRAIN_CONV_VIEWS, ys,
+                       hasAvx512F32() ? convF32Avx512 : portableConvF32);
+}
+
+void qtrain_uk_conv2d_nchw_s8s8s32(QTRAIN_CONV_ARGS(int8_t, int32_t)) {
+  const int64_t ys[4] = {yStrideN, yStrideF, yStrideH, yStrideW};
+  conv2d<int8_t, int32_t>(QTRAIN_CONV_VIEWS, ys,
+                          hasAvx512Vnni() ? convS8Avx512 : portableConvS8);
 }
 
 int64_t qtrain_uk_max_accumulation_length(const char *kind, int32_t aBits,

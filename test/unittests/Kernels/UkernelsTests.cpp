@@ -367,9 +367,11 @@ void checkConv(const ConvCase &t) {
     v = normal(gen);
   // W: [F, C, KH, KW], in memory [F, KH, KW, C] when strided.
   int64_t ws[4] = {t.C * t.KH * t.KW, t.KH * t.KW, t.KW, 1};
-  if (t.wStrided)
-    std::copy_n(std::begin({t.C * t.KH * t.KW, int64_t(1), t.KW * t.C, t.C}), 4,
-                ws);
+  if (t.wStrided) {
+    ws[1] = 1;
+    ws[2] = t.KW * t.C;
+    ws[3] = t.C;
+  }
   std::vector<float> w(size_t(t.F * t.C * t.KH * t.KW));
   for (float &v : w)
     v = normal(gen);
@@ -432,6 +434,76 @@ TEST(Ukernels, ConvF32MatchesDirectConvolution) {
   };
   for (const ConvCase &t : cases)
     checkConv(t);
+}
+
+// The s8 implicit-GEMM convolution is exact: every output equals the
+// int64 sum wrapped to 32 bits, for random and extreme codes (all -128:
+// the largest products, and the A offset's column sums at their largest).
+TEST(Ukernels, ConvS8MatchesDirectConvolutionExactly) {
+  const ConvCase cases[] = {
+      {2, 32, 26, 26, 64, 3, 3, 1, 1, 1, 1, false, false, false, 1},
+      {3, 16, 18, 18, 6, 5, 5, 1, 1, 1, 1, true, true, true, 1},
+      {2, 3, 17, 13, 5, 3, 2, 2, 3, 1, 1, true, false, true, 2},
+      {2, 7, 15, 16, 7, 3, 3, 1, 1, 2, 3, false, true, false, 1},
+  };
+  for (bool extreme : {false, true})
+    for (const ConvCase &t : cases) {
+      int64_t OH = (t.H - t.dilationH * (t.KH - 1) - 1) / t.strideH + 1;
+      int64_t OW = (t.W - t.dilationW * (t.KW - 1) - 1) / t.strideW + 1;
+      std::mt19937 gen(13);
+      std::uniform_int_distribution<int> code(-128, 127);
+      auto next = [&] { return int8_t(extreme ? -128 : code(gen)); };
+      int64_t xRow = t.W + (t.xPadded ? 3 : 0);
+      int64_t xs[4] = {t.C * t.H * xRow, t.H * xRow, xRow, 1};
+      int64_t xOffset = t.xPadded ? 5 : 0;
+      std::vector<int8_t> x(size_t(xOffset + t.N * xs[0] + 4));
+      for (int8_t &v : x)
+        v = next();
+      int64_t ws[4] = {t.C * t.KH * t.KW, t.KH * t.KW, t.KW, 1};
+      if (t.wStrided) {
+        ws[1] = 1;
+        ws[2] = t.KW * t.C;
+        ws[3] = t.C;
+      }
+      std::vector<int8_t> w(size_t(t.F * t.C * t.KH * t.KW));
+      for (int8_t &v : w)
+        v = next();
+      int64_t yRow = OW + (t.yStrided ? 2 : 0);
+      int64_t ys[4] = {t.F * OH * yRow, OH * yRow, yRow, 1};
+      std::vector<int32_t> y(size_t(t.N * ys[0]));
+      for (int32_t &v : y)
+        v = int32_t(gen() % 1000) - 500;
+      std::vector<int32_t> y0 = y;
+      qtrain_uk_set_num_threads(t.threads);
+      qtrain_uk_conv2d_nchw_s8s8s32(
+          t.N, t.C, t.H, t.W, t.F, t.KH, t.KW, OH, OW, t.strideH, t.strideW,
+          t.dilationH, t.dilationW, x.data(), xOffset, xs[0], xs[1], xs[2],
+          xs[3], w.data(), 0, ws[0], ws[1], ws[2], ws[3], y.data(), 0, ys[0],
+          ys[1], ys[2], ys[3]);
+      qtrain_uk_set_num_threads(1);
+      for (int64_t n = 0; n < t.N; ++n)
+        for (int64_t f = 0; f < t.F; ++f)
+          for (int64_t oh = 0; oh < OH; ++oh)
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              size_t at = size_t(n * ys[0] + f * ys[1] + oh * ys[2] + ow);
+              int64_t exact = y0[at];
+              for (int64_t c = 0; c < t.C; ++c)
+                for (int64_t kh = 0; kh < t.KH; ++kh)
+                  for (int64_t kw = 0; kw < t.KW; ++kw)
+                    exact += int64_t(x[size_t(
+                                 xOffset + n * xs[0] + c * xs[1] +
+                                 (oh * t.strideH + kh * t.dilationH) * xs[2] +
+                                 ow * t.strideW + kw * t.dilationW)]) *
+                             w[size_t(f * ws[0] + c * ws[1] + kh * ws[2] +
+                                      kw * ws[3])];
+              ASSERT_EQ(y[at], int32_t(uint32_t(uint64_t(exact))))
+                  << "at " << n << "," << f << "," << oh << "," << ow
+                  << (extreme ? " (extreme codes)" : "");
+            }
+      for (size_t e = 0; e < y.size(); ++e)
+        if (int64_t(e) % yRow >= OW)
+          ASSERT_EQ(y[e], y0[e]) << "wrote outside Y at " << e;
+    }
 }
 
 // Y sharing memory with X: X is read as it was before the call.
