@@ -12,7 +12,8 @@
 /// process, on the same data:
 ///
 ///   qtrain fp32        train_step_site0_forward_b0 (no quantization)
-///   qtrain int b       train_step_site0_forward_b<b>: quantize both
+///   qtrain int b       train_step_site0_forward_b<b> (b = 10, 8, 4, 2,
+///                      1): quantize both
 ///                      operands + integer product + corrections, as
 ///                      training runs it
 ///
@@ -22,8 +23,9 @@
 ///
 /// Median of 9 repetitions after 2 warm-ups; prints ms, GOP/s (2 M N K),
 /// the ratio to qtrain fp32, to qtrain int8 and to oneDNN u8s8s32, and the
-/// share of the per-core instruction peak (fp32 FMA 64, bf16 128, int8 VNNI
-/// 256 ops per cycle at the nominal clock). Every output is checked: fp32
+/// share of the per-core instruction peak (fp32 FMA 64, bf16 and int16 VNNI
+/// 128, int8 VNNI 256 ops per cycle at the nominal clock). Every output is
+/// checked: fp32
 /// kernels against an fp64 product, quantized ones against the fp64
 /// product within the quantization error of their bitwidth, the
 /// microkernels' integer results bit for bit against int64 sums at 4096
@@ -184,7 +186,7 @@ int main(int argc, char **argv) {
     std::copy(w.begin(), w.end(), wIn.begin());
     std::fill(init.begin(), init.end(), 0.0f);
   });
-  for (int bits : {0, 8, 4, 2, 1}) {
+  for (int bits : {0, 10, 8, 4, 2, 1}) {
     std::string symbol = "train_step_site0_forward_b" + std::to_string(bits);
     auto fn = reinterpret_cast<Variant>(dlsym(lib, symbol.c_str()));
     if (!fn)
@@ -200,7 +202,10 @@ int main(int argc, char **argv) {
                                : 32.0 / double(1 << bits);
     rows.push_back(
         {bits == 0 ? "qtrain fp32" : "qtrain int" + std::to_string(bits), ms,
-         bits == 0 ? 64.0 : 256.0, relError(y, ref), bound});
+         bits == 0  ? 64.0
+         : bits > 8 ? 128.0
+                    : 256.0,
+         relError(y, ref), bound});
   }
 
   // The microkernels on their own (runtime/kernels/cpu): f32 and bf16 on
@@ -237,6 +242,32 @@ int main(int argc, char **argv) {
                                  std::to_string(bits) + " bitser"
                            : "uk s8 codes",
                     ms, 256, wrong, 0});
+  }
+
+  // 16-bit codes (10-bit grids: the 9..16-bit variants), vpdpwssd; exact
+  // at sampled outputs.
+  {
+    std::uniform_int_distribution<int> code(-512, 511);
+    std::vector<int16_t> xc(x.size()), wc(w.size());
+    for (int16_t &v : xc)
+      v = int16_t(code(gen));
+    for (int16_t &v : wc)
+      v = int16_t(code(gen));
+    std::vector<int32_t> acc(size_t(M * N));
+    double ms = medianMs([&]() {
+      std::fill(acc.begin(), acc.end(), 0);
+      qtrain_uk_gemm_s16s16s32(M, N, K, xc.data(), 0, K, 1, wc.data(), 0, 1, K,
+                               acc.data(), 0, N, 1);
+    });
+    std::uniform_int_distribution<int64_t> pickM(0, M - 1), pickN(0, N - 1);
+    double wrong = 0;
+    for (int i = 0; i < 4096; ++i) {
+      int64_t m = pickM(gen), n = pickN(gen), sum = 0;
+      for (int64_t k = 0; k < K; ++k)
+        sum += int64_t(xc[size_t(m * K + k)]) * wc[size_t(n * K + k)];
+      wrong += sum != acc[size_t(m * N + n)];
+    }
+    rows.push_back({"uk s16 codes", ms, 128, wrong, 0});
   }
 
   // Packed k-bit weights (B packed once, outside the timing, as weights

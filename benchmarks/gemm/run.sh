@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds qtrain's forward variants of a linear layer for each benchmark
-# shape (fp32 and integer at 8, 4, 2, 1 bits) and times them next to oneDNN
+# shape (fp32 and integer at 10, 8, 4, 2, 1 bits) and times them next to oneDNN
 # and OpenBLAS with qtrain-bench-gemm (docs/performance.md).
 #
 #   benchmarks/gemm/run.sh [THREADS]        every shape
@@ -37,7 +37,7 @@ func.func @forward(%w: tensor<${N}x${K}xf32> {qtrain.param}, %x: tensor<${M}x${K
 }
 MLIR
   "$bin/qtrain-opt" "$tmp/linear.mlir" --qtrain-insert-quant --qtrain-autodiff \
-    --qtrain-form-kernels --qtrain-materialize-variants="bits=1,2,4,8 grad-bits=8" \
+    --qtrain-form-kernels --qtrain-materialize-variants="bits=1,2,4,8,10 grad-bits=8" \
     --qtrain-integer-kernels --qtrain-lower-cpu -o "$tmp/linear.llvm.mlir" 2>/dev/null
   /usr/lib/llvm-22/bin/mlir-translate -allow-unregistered-dialect --mlir-to-llvmir \
     "$tmp/linear.llvm.mlir" -o "$tmp/linear.ll"

@@ -57,7 +57,8 @@ std::optional<StringRef> kernelFor(linalg::LinalgOp op) {
       return StringRef("qtrain_uk_gemm_f32");
     return std::nullopt;
   }
-  if (a.isInteger(8) && b.isInteger(8) && c.isInteger(32)) {
+  unsigned width = a.isInteger(8) ? 8 : a.isInteger(16) ? 16 : 0;
+  if (width && b.isInteger(width) && c.isInteger(32)) {
     bool isMulAdd = linalg::detail::isContractionBody(
         body, [](Operation *mul, Operation *add) {
           return isa<arith::MulIOp>(mul) && isa<arith::AddIOp>(add);
@@ -75,12 +76,14 @@ std::optional<StringRef> kernelFor(linalg::LinalgOp op) {
         return mul.getType().isInteger(32) && signExtendedArg(mul.getLhs()) &&
                signExtendedArg(mul.getRhs());
       if (auto ext = dyn_cast<arith::ExtSIOp>(inner))
-        return ext.getIn().getType().isInteger(8) &&
+        return ext.getIn().getType().isInteger(width) &&
                ext.getType().isInteger(32);
       return isa<arith::AddIOp, linalg::YieldOp>(inner);
     });
     if (!isMulAdd || !signedCasts)
       return std::nullopt;
+    if (width == 16)
+      return StringRef("qtrain_uk_gemm_s16s16s32");
     // Narrow codes (qtrain-integer-kernels says how narrow): bit-serial
     // when it has at most 4 bit-plane pairs, where it is faster than VNNI.
     if (std::optional<std::pair<int32_t, int32_t>> bits = codeBits(op))

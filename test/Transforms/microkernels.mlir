@@ -42,6 +42,39 @@ func.func @s8_codes(%a: memref<128x64xi8>, %b: memref<64x100xi8>, %c: memref<128
 
 // -----
 
+// 16-bit codes (9..16-bit grids) into i32 sums: the s16 kernel (vpdpwssd);
+// an i16 x i16 product summed in i64 is not served.
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @s16_codes
+// CHECK: call @qtrain_uk_gemm_s16s16s32
+// CHECK-NOT: call
+// CHECK: linalg.generic
+func.func @s16_codes(%a: memref<128x64xi16>, %b: memref<64x96xi16>, %c: memref<128x96xi32>, %w: memref<128x96xi64>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<128x64xi16>, memref<64x96xi16>) outs(%c : memref<128x96xi32>) {
+  ^bb0(%x: i16, %y: i16, %acc: i32):
+    %xe = arith.extsi %x : i16 to i32
+    %ye = arith.extsi %y : i16 to i32
+    %p = arith.muli %xe, %ye : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<128x64xi16>, memref<64x96xi16>) outs(%w : memref<128x96xi64>) {
+  ^bb0(%x: i16, %y: i16, %acc: i64):
+    %xe = arith.extsi %x : i16 to i64
+    %ye = arith.extsi %y : i16 to i64
+    %p = arith.muli %xe, %ye : i64
+    %s = arith.addi %acc, %p : i64
+    linalg.yield %s : i64
+  }
+  return
+}
+
+// -----
+
 // Not served: zero-extended codes (another product), a batch dimension,
 // a product below min-flops, and tensors (not bufferized).
 #mA = affine_map<(m, n, k) -> (m, k)>

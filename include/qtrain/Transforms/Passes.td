@@ -517,6 +517,7 @@ def MicrokernelsPass : Pass<"qtrain-microkernels", "::mlir::ModuleOp"> {
     | f32, f32 | f32 | mulf, addf | `qtrain_uk_gemm_f32` |
     | i8, i8 (sign-extended) | i32 | extsi, muli, addi | `qtrain_uk_gemm_s8s8s32` |
     | same, `qtrain.code_bits = [a, b]` with a * b <= 4 | i32 | same | `qtrain_uk_gemm_bitserial` |
+    | i16, i16 (sign-extended) | i32 | extsi, muli, addi | `qtrain_uk_gemm_s16s16s32` |
     | f32 convolution (NCHW, FCHW) | f32 | named op | `qtrain_uk_conv2d_nchw_f32` |
 
     `qtrain.code_bits` is the hint qtrain-integer-kernels leaves on an

@@ -114,6 +114,24 @@ struct S8 {
   static Acc add(Acc x, Acc y) { return Acc(uint32_t(x) + uint32_t(y)); }
 };
 
+/// 9..16-bit codes as int16 pairs (vpdpwssd takes pairs), 32-bit sums that
+/// wrap like the loop form: exact whenever the true sum fits.
+struct S16 {
+  using In = int16_t;
+  using PA = int16_t;
+  using PB = int16_t;
+  using Acc = int32_t;
+  static constexpr int KG = 2;
+  static constexpr int64_t KC = 1024, MC = 120, NC = 2048;
+  static constexpr bool kOffsetA = false;
+  static PA packA(int16_t x) { return x; }
+  static PB packB(int16_t x) { return x; }
+  static Acc mac(Acc acc, PA a, PB b) {
+    return Acc(uint32_t(acc) + uint32_t(int32_t(a) * int32_t(b)));
+  }
+  static Acc add(Acc x, Acc y) { return Acc(uint32_t(x) + uint32_t(y)); }
+};
+
 template <class P>
 using Kernel = void (*)(int64_t, const typename P::PA *, const typename P::PB *,
                         typename P::Acc *, int64_t);

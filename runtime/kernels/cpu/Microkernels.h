@@ -12,11 +12,11 @@
 ///   A panel: [K / KG][MR][KG]   (KG consecutive k of one row together)
 ///   B panel: [K / KG][NR][KG]
 ///
-/// KG is 1 for f32, 2 for bf16 (vdpbf16ps takes pairs) and 4 for 8-bit
-/// codes (vpdpbusd takes quads); panels are zero-padded to whole groups,
-/// rows and columns. Each kernel exists twice: AVX-512 (MicrokernelsAvx512
-/// .cpp, compiled for AVX-512 and called only when the CPU has it) and
-/// portable C++ (Ukernels.cpp).
+/// KG is 1 for f32, 2 for bf16 (vdpbf16ps takes pairs) and 16-bit codes
+/// (vpdpwssd takes pairs), 4 for 8-bit codes (vpdpbusd takes quads); panels are
+/// zero-padded to whole groups, rows and columns. Each kernel exists twice:
+/// AVX-512 (MicrokernelsAvx512 .cpp, compiled for AVX-512 and called only when
+/// the CPU has it) and portable C++ (Ukernels.cpp).
 ///
 /// The bit-serial path works on bit planes instead: rows of 64-bit words,
 /// one row per (row, bit) of A and per (column, bit) of B (the AVX-512
@@ -92,6 +92,7 @@ struct ConvOperands {
 void gemmF32Avx512(GemmOperands<float, float> operands);
 void gemmBF16Avx512(GemmOperands<float, float> operands);
 void gemmS8Avx512(GemmOperands<int8_t, int32_t> operands);
+void gemmS16Avx512(GemmOperands<int16_t, int32_t> operands);
 void bitSerialAvx512(BitSerialOperands operands);
 void gemmPackedAvx512(PackedOperands operands);
 void convF32Avx512(const ConvOperands<float, float> &operands);

@@ -114,6 +114,34 @@ void kernelU8S8Avx512(int64_t groups, const uint8_t *a, const int8_t *b,
   }
 }
 
+void kernelS16Avx512(int64_t groups, const int16_t *a, const int16_t *b,
+                     int32_t *c, int64_t ldc) {
+  __m512i acc[kMR][2];
+#pragma unroll
+  for (int r = 0; r < kMR; ++r)
+    acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+  for (int64_t g = 0; g < groups; ++g, a += 2 * kMR, b += 2 * kNR) {
+    __m512i b0 = _mm512_load_si512(b), b1 = _mm512_load_si512(b + 32);
+    const int32_t *pairs = reinterpret_cast<const int32_t *>(a);
+#pragma unroll
+    for (int r = 0; r < kMR; ++r) {
+      __m512i av = _mm512_set1_epi32(pairs[r]);
+      acc[r][0] = _mm512_dpwssd_epi32(acc[r][0], av, b0);
+      acc[r][1] = _mm512_dpwssd_epi32(acc[r][1], av, b1);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kMR; ++r) {
+    int32_t *row = c + r * ldc;
+    __m512i *lo = reinterpret_cast<__m512i *>(row);
+    __m512i *hi = reinterpret_cast<__m512i *>(row + 16);
+    _mm512_storeu_si512(lo,
+                        _mm512_add_epi32(_mm512_loadu_si512(lo), acc[r][0]));
+    _mm512_storeu_si512(hi,
+                        _mm512_add_epi32(_mm512_loadu_si512(hi), acc[r][1]));
+  }
+}
+
 /// 64 codes at a time: offset, then one byte-test mask per plane; the sum
 /// of q through vpsadbw.
 int64_t packLineAvx512(const int8_t *codes, int64_t K, int bits, int64_t words,
@@ -149,6 +177,9 @@ void convF32Avx512(const ConvOperands<float, float> &operands) {
 }
 void convS8Avx512(const ConvOperands<int8_t, int32_t> &operands) {
   convBlocked<S8>(operands, kernelU8S8Avx512);
+}
+void gemmS16Avx512(GemmOperands<int16_t, int32_t> operands) {
+  gemmBlocked<S16>(operands, kernelS16Avx512);
 }
 void gemmS8Avx512(GemmOperands<int8_t, int32_t> operands) {
   gemmBlocked<S8>(operands, kernelU8S8Avx512);

@@ -454,6 +454,18 @@ void qtrain_uk_gemm_s8s8s32(int64_t M, int64_t N, int64_t K, const int8_t *a,
                         hasAvx512Vnni() ? gemmS8Avx512 : portableGemm<S8>);
 }
 
+void qtrain_uk_gemm_s16s16s32(int64_t M, int64_t N, int64_t K, const int16_t *a,
+                              int64_t aOffset, int64_t aStrideM,
+                              int64_t aStrideK, const int16_t *b,
+                              int64_t bOffset, int64_t bStrideK,
+                              int64_t bStrideN, int32_t *c, int64_t cOffset,
+                              int64_t cStrideM, int64_t cStrideN) {
+  View<const int16_t> av{a + aOffset, aStrideM, aStrideK};
+  View<const int16_t> bv{b + bOffset, bStrideK, bStrideN};
+  gemm<int16_t, int32_t>(M, N, K, av, bv, {c + cOffset, cStrideM, cStrideN},
+                         hasAvx512Vnni() ? gemmS16Avx512 : portableGemm<S16>);
+}
+
 void qtrain_uk_gemm_bitserial(int64_t M, int64_t N, int64_t K, const int8_t *a,
                               int64_t aOffset, int64_t aStrideM,
                               int64_t aStrideK, const int8_t *b,
@@ -568,6 +580,8 @@ int64_t qtrain_uk_max_accumulation_length(const char *kind, int32_t aBits,
   int maxBits = 0;
   if (std::strcmp(kind, "s8s8s32") == 0)
     maxBits = 8;
+  else if (std::strcmp(kind, "s16s16s32") == 0)
+    maxBits = 16;
   else if (std::strcmp(kind, "bitserial") == 0)
     maxBits = 4;
   if (maxBits == 0 || aBits < 1 || aBits > maxBits || bBits < 1 ||

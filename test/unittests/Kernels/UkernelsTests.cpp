@@ -210,6 +210,66 @@ TEST(Ukernels, PackedBMatchesReferenceExactly) {
   EXPECT_EQ(qtrain_uk_packed_b_bytes(4, 4, 3), -1);
 }
 
+// 16-bit codes (9..16-bit grids): exact over every shape and layout, and
+// at the maximum accumulation length with extreme codes.
+void checkS16(int bits, std::mt19937 &gen) {
+  std::uniform_int_distribution<int> code(-(1 << (bits - 1)),
+                                          (1 << (bits - 1)) - 1);
+  std::uniform_int_distribution<int32_t> init(-1000000, 1000000);
+  for (const Shape &s : kShapes)
+    for (int layout = 0; layout < 4; ++layout) {
+      auto a = filled<int16_t>(s.M, s.K, layout & 1,
+                               [&] { return int16_t(code(gen)); });
+      auto b = filled<int16_t>(s.K, s.N, layout & 2,
+                               [&] { return int16_t(code(gen)); });
+      auto c = filled<int32_t>(s.M, s.N, false, [&] { return init(gen); });
+      auto c0 = c;
+      qtrain_uk_gemm_s16s16s32(s.M, s.N, s.K, a.storage.data(), a.offset, a.s0,
+                               a.s1, b.storage.data(), b.offset, b.s0, b.s1,
+                               c.storage.data(), c.offset, c.s0, c.s1);
+      for (int64_t i = 0; i < s.M; ++i)
+        for (int64_t j = 0; j < s.N; ++j) {
+          int64_t exact = c0.at(i, j);
+          for (int64_t k = 0; k < s.K; ++k)
+            exact += int64_t(a.at(i, k)) * b.at(k, j);
+          // Sums that leave 32 bits wrap, as in the loop form.
+          ASSERT_EQ(c.at(i, j), int32_t(uint32_t(uint64_t(exact))))
+              << bits << " bits, " << s.M << "x" << s.N << "x" << s.K
+              << " layout " << layout << " at " << i << "," << j;
+        }
+    }
+}
+
+TEST(Ukernels, S16MatchesReferenceExactly) {
+  std::mt19937 gen(17);
+  for (int bits : {9, 12, 16})
+    checkS16(bits, gen);
+  for (int bits : {9, 10, 12, 15}) {
+    int64_t K = qtrain_uk_max_accumulation_length("s16s16s32", bits, bits);
+    ASSERT_GT(K, 0);
+    int16_t lo = int16_t(-(1 << (bits - 1))), hi = int16_t(-(lo + 1));
+    std::vector<int16_t> a(size_t(2 * K)), b(size_t(2 * K)); // B col-major
+    for (int64_t k = 0; k < K; ++k) {
+      a[size_t(k)] = lo;
+      a[size_t(K + k)] = k % 2 ? lo : hi;
+      b[size_t(k)] = lo;
+      b[size_t(K + k)] = hi;
+    }
+    std::vector<int32_t> c(4, 0);
+    qtrain_uk_gemm_s16s16s32(2, 2, K, a.data(), 0, K, 1, b.data(), 0, 1, K,
+                             c.data(), 0, 2, 1);
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j) {
+        int64_t exact = 0;
+        for (int64_t k = 0; k < K; ++k)
+          exact += int64_t(a[size_t(i * K + k)]) * b[size_t(j * K + k)];
+        ASSERT_LE(exact, INT32_MAX);
+        EXPECT_EQ(c[size_t(i * 2 + j)], exact) << bits << " bits, K = " << K;
+      }
+    EXPECT_EQ(int64_t(c[0]), K * int64_t(lo) * lo);
+  }
+}
+
 TEST(Ukernels, AccumulationLengths) {
   EXPECT_EQ(qtrain_uk_max_accumulation_length("s8s8s32", 8, 8), 131071);
   EXPECT_EQ(qtrain_uk_max_accumulation_length("s8s8s32", 4, 4), 33554431);
@@ -217,6 +277,10 @@ TEST(Ukernels, AccumulationLengths) {
   EXPECT_EQ(qtrain_uk_max_accumulation_length("s8s8s32", 9, 8), -1);
   EXPECT_EQ(qtrain_uk_max_accumulation_length("bitserial", 5, 1), -1);
   EXPECT_EQ(qtrain_uk_max_accumulation_length("s16", 8, 8), -1);
+  EXPECT_EQ(qtrain_uk_max_accumulation_length("s16s16s32", 9, 9), 32767);
+  EXPECT_EQ(qtrain_uk_max_accumulation_length("s16s16s32", 12, 12), 511);
+  EXPECT_EQ(qtrain_uk_max_accumulation_length("s16s16s32", 16, 16), 1);
+  EXPECT_EQ(qtrain_uk_max_accumulation_length("s16s16s32", 17, 8), -1);
   // Tight: one more term of the largest product overflows 32 bits.
   for (int bits = 1; bits <= 8; ++bits) {
     int64_t k = qtrain_uk_max_accumulation_length("s8s8s32", bits, bits);
