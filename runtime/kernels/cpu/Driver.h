@@ -23,7 +23,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 #include <vector>
 
 namespace qtrain::uk {
@@ -44,7 +43,8 @@ public:
 private:
   std::vector<unsigned char> bytes;
 };
-thread_local Scratch scratchA, scratchB, scratchSums, scratchLine;
+thread_local Scratch scratchA, scratchB, scratchSums, scratchLine, scratchImage,
+    scratchFilter;
 //===----------------------------------------------------------------------===//
 // Element policies
 //===----------------------------------------------------------------------===//
@@ -126,6 +126,25 @@ struct S16 {
   static constexpr bool kOffsetA = false;
   static PA packA(int16_t x) { return x; }
   static PB packB(int16_t x) { return x; }
+  static Acc mac(Acc acc, PA a, PB b) {
+    return Acc(uint32_t(acc) + uint32_t(int32_t(a) * int32_t(b)));
+  }
+  static Acc add(Acc x, Acc y) { return Acc(uint32_t(x) + uint32_t(y)); }
+};
+
+/// 8-bit codes with the offset on B: A (a filter's codes) signed, B (an
+/// image's codes + 128) unsigned, so that the correction is 128 x A's row
+/// sums, known before the product, and B's panels are plain copies.
+struct S8U8 {
+  using In = int8_t;
+  using PA = int8_t;
+  using PB = uint8_t;
+  using Acc = int32_t;
+  static constexpr int KG = 4;
+  static constexpr int64_t KC = 2048, MC = 120, NC = 2048;
+  static constexpr bool kOffsetA = false;
+  static PA packA(int8_t x) { return x; }
+  static PB packB(int8_t x) { return uint8_t(x) ^ 0x80; }
   static Acc mac(Acc acc, PA a, PB b) {
     return Acc(uint32_t(acc) + uint32_t(int32_t(a) * int32_t(b)));
   }
@@ -326,18 +345,13 @@ void gemmBlocked(Gemm<P> g, Kernel<P> kernel) {
 //===----------------------------------------------------------------------===//
 
 /// Packs rows k [pc, pc + kc) x columns [jc, jc + nc) of image `x`'s
-/// patches (k = (c, kh, kw), column j = (oh, ow)) into NR-column panels
-/// [g][NR][KG], adding each column's sum to colSums when A is offset. The
-/// columns of a panel are cut into runs along one output row; a run reads
-/// X at a constant step (contiguous for stride 1), so each k copies a few
-/// short pieces instead of gathering element by element.
-template <class P>
-void packPatches(const ConvOperands<typename P::In, typename P::Acc> &o,
-                 const typename P::In *x, int64_t pc, int64_t jc, int64_t kc,
-                 int64_t nc, typename P::PB *dst, int32_t *colSums) {
-  using In = typename P::In;
-  using PB = typename P::PB;
-  constexpr int KG = P::KG;
+/// patches (k = (c, kh, kw), column j = (oh, ow)) into f32 panels [k][NR].
+/// The columns of a panel are cut into runs along one output row; a run
+/// reads X at a constant step (contiguous for stride 1), so each k copies a
+/// few short pieces instead of gathering element by element.
+inline void packPatches(const ConvOperands<float, float> &o, const float *x,
+                        int64_t pc, int64_t jc, int64_t kc, int64_t nc,
+                        float *dst) {
   struct Run {
     int slot, length;
     int64_t offset; ///< Of the run's first element, relative to (c, kh, kw).
@@ -345,9 +359,8 @@ void packPatches(const ConvOperands<typename P::In, typename P::Acc> &o,
   const int64_t sC = o.xStrides[1], sH = o.xStrides[2], sW = o.xStrides[3];
   const int64_t step = o.strideW * sW;
   const int64_t kernelArea = o.KH * o.KW;
-  const int64_t groups = (kc + KG - 1) / KG;
   for (int64_t n0 = 0; n0 < nc; n0 += kNR) {
-    PB *panel = dst + (n0 / kNR) * groups * kNR * KG;
+    float *panel = dst + (n0 / kNR) * kc * kNR;
     int width = int(std::min<int64_t>(kNR, nc - n0));
     Run runs[kNR];
     int numRuns = 0;
@@ -360,28 +373,28 @@ void packPatches(const ConvOperands<typename P::In, typename P::Acc> &o,
       slot += length;
     }
     int64_t c = pc / kernelArea, kh = (pc / o.KW) % o.KH, kw = pc % o.KW;
-    // Row r of the patches (k = pc + r) into `row` [NR], zero past width.
-    auto patchRow = [&](PB *row) {
-      const In *base =
+    for (int64_t r = 0; r < kc; ++r) {
+      const float *base =
           x + c * sC + kh * o.dilationH * sH + kw * o.dilationW * sW;
+      float *row = panel + r * kNR;
       for (int i = 0; i < numRuns; ++i) {
-        const In *src = base + runs[i].offset;
-        PB *out = row + runs[i].slot;
+        const float *src = base + runs[i].offset;
+        float *out = row + runs[i].slot;
         int length = runs[i].length;
         // A fixed trip count with a condition: vectorized with masked
         // loads and stores (a variable-length copy becomes a memmove call,
-        // too slow for runs of a few bytes).
+        // too slow for runs of a few elements).
         if (step == 1) {
           for (int e = 0; e < kNR; ++e)
             if (e < length)
-              out[e] = P::packB(src[e]);
+              out[e] = src[e];
         } else {
           for (int e = 0; e < length; ++e)
-            out[e] = P::packB(src[e * step]);
+            out[e] = src[e * step];
         }
       }
       for (int e = width; e < kNR; ++e)
-        row[e] = PB(0);
+        row[e] = 0.0f;
       if (++kw == o.KW) {
         kw = 0;
         if (++kh == o.KH) {
@@ -389,74 +402,130 @@ void packPatches(const ConvOperands<typename P::In, typename P::Acc> &o,
           ++c;
         }
       }
-    };
-    for (int64_t g = 0; g < groups; ++g) {
-      PB *out = panel + g * kNR * KG;
-      if constexpr (KG == 1) {
-        patchRow(out);
-      } else {
-        // KG rows of 16-bit or 8-bit elements, interleaved into one
-        // 32-bit word per column (shifts and ors, which vectorize).
-        static_assert(KG * sizeof(PB) == 4, "a group is 32 bits");
-        using Bits = std::conditional_t<sizeof(PB) == 1, uint8_t, uint16_t>;
-        alignas(64) PB rowsOf[KG][kNR];
-        for (int j = 0; j < KG; ++j) {
-          if (g * KG + j < kc)
-            patchRow(rowsOf[j]);
-          else
-            std::fill(rowsOf[j], rowsOf[j] + kNR, PB(0));
-        }
-        uint32_t words[kNR];
-        for (int n = 0; n < kNR; ++n) {
-          uint32_t word = 0;
-          for (int j = 0; j < KG; ++j) {
-            Bits bits;
-            std::memcpy(&bits, &rowsOf[j][n], sizeof(PB));
-            word |= uint32_t(bits) << (j * 8 * sizeof(PB));
-          }
-          words[n] = word;
-        }
-        std::memcpy(out, words, sizeof(words));
-        if constexpr (P::kOffsetA) {
-          int32_t sums[kNR];
-          for (int n = 0; n < kNR; ++n) {
-            int32_t sum = 0;
-            for (int j = 0; j < KG; ++j)
-              sum += int32_t(rowsOf[j][n]);
-            sums[n] = sum;
-          }
-          for (int n = 0; n < width; ++n)
-            colSums[n0 + n] += sums[n];
-        }
-      }
     }
   }
 }
 
-/// Images [n0, n1) of a convolution, each an implicit GEMM: W [F, depth]
-/// is A, the image's patches B. (The other orientation, patches as A and
-/// the filters along a tile's 32 columns, measured 15-80% slower for every
-/// layer of the example models: narrower runs to pack, and C written
-/// through partial tiles.)
-template <class P>
-void convBlocked(const ConvOperands<typename P::In, typename P::Acc> &o,
-                 Kernel<P> kernel) {
+/// Images [n0, n1) of an f32 convolution, each an implicit GEMM: W
+/// [F, depth] is A, the image's patches B. (The other orientation, patches
+/// as A and the filters along a tile's 32 columns, measured 15-80% slower
+/// for every layer of the example models: narrower runs to pack, and C
+/// written through partial tiles.)
+inline void convF32Blocked(const ConvOperands<float, float> &o,
+                           Kernel<F32> kernel) {
   int64_t depth = o.C * o.KH * o.KW, cols = o.OH * o.OW;
   for (int64_t n = o.n0; n < o.n1; ++n) {
-    const typename P::In *x = o.x + n * o.xStrides[0];
-    blockedLoops<P>(
+    const float *x = o.x + n * o.xStrides[0];
+    blockedLoops<F32>(
         o.F, cols, depth,
         [&](int64_t ic, int64_t pc, int64_t mc, int64_t kc, int64_t groups,
-            typename P::PA *dst) {
-          packA<P>(o.w.sub(ic, pc), mc, kc, groups, dst);
-        },
-        [&](int64_t pc, int64_t jc, int64_t kc, int64_t nc, int64_t,
-            typename P::PB *dst, int32_t *colSums) {
-          packPatches<P>(o, x, pc, jc, kc, nc, dst, colSums);
-        },
-        View<typename P::Acc>{o.y + n * o.yImageStride, o.yStrideF,
-                              o.yStrideCol},
+            float *dst) { packA<F32>(o.w.sub(ic, pc), mc, kc, groups, dst); },
+        [&](int64_t pc, int64_t jc, int64_t kc, int64_t nc, int64_t, float *dst,
+            int32_t *) { packPatches(o, x, pc, jc, kc, nc, dst); },
+        View<float>{o.y + n * o.yImageStride, o.yStrideF, o.yStrideCol},
         kernel);
+  }
+}
+
+/// Images [n0, n1) of an 8-bit convolution. Each image's codes are first
+/// laid out channel-blocked, X4[c / 4][h][w][c % 4] = x + 128 (u8), and the
+/// depth ordered k = ((c / 4, kh, kw), c % 4) on both sides (the filter
+/// reordered once per call, zero past C), so one group of 4 k of a patch
+/// column is one 32-bit word of X4: a panel row of 32 columns is a few
+/// contiguous copies of words, with no interleaving and no column sums.
+/// The +128 comes off as 128 x the filter's row sums.
+inline void convS8Blocked(const ConvOperands<int8_t, int32_t> &o,
+                          Kernel<S8U8> kernel) {
+  const int64_t cg = (o.C + 3) / 4, area = o.KH * o.KW;
+  const int64_t depth = cg * area * 4, cols = o.OH * o.OW;
+  const int64_t H = (o.OH - 1) * o.strideH + (o.KH - 1) * o.dilationH + 1;
+  const int64_t W = (o.OW - 1) * o.strideW + (o.KW - 1) * o.dilationW + 1;
+  // The filter as [F, depth] in that order, and its row sums.
+  int8_t *filter = scratchFilter.get<int8_t>(o.F * depth);
+  std::vector<int32_t> sums(size_t(o.F), 0);
+  for (int64_t f = 0; f < o.F; ++f)
+    for (int64_t g = 0; g < cg * area; ++g)
+      for (int j = 0; j < 4; ++j) {
+        int64_t c = (g / area) * 4 + j, kh = g % area / o.KW, kw = g % o.KW;
+        int8_t v = c < o.C ? o.w.at(f, (c * o.KH + kh) * o.KW + kw) : 0;
+        filter[f * depth + g * 4 + j] = v;
+        sums[size_t(f)] += v;
+      }
+  View<const int8_t> a{filter, depth, 1};
+  uint32_t *image = scratchImage.get<uint32_t>(cg * H * W);
+  const int64_t sC = o.xStrides[1], sH = o.xStrides[2], sW = o.xStrides[3];
+  for (int64_t n = o.n0; n < o.n1; ++n) {
+    const int8_t *x = o.x + n * o.xStrides[0];
+    for (int64_t g = 0; g < cg; ++g)
+      for (int64_t h = 0; h < H; ++h) {
+        uint32_t *row = image + (g * H + h) * W;
+        for (int j = 0; j < 4; ++j) {
+          int64_t c = g * 4 + j;
+          const int8_t *src = x + c * sC + h * sH;
+          auto *bytes = reinterpret_cast<uint8_t *>(row) + j;
+          if (c < o.C)
+            for (int64_t w = 0; w < W; ++w)
+              bytes[4 * w] = uint8_t(src[w * sW]) ^ 0x80;
+          else
+            for (int64_t w = 0; w < W; ++w)
+              bytes[4 * w] = 0x80;
+        }
+      }
+    auto packPatchWords = [&](int64_t pc, int64_t jc, int64_t kc, int64_t nc,
+                              int64_t groups, uint8_t *dst, int32_t *) {
+      for (int64_t n0 = 0; n0 < nc; n0 += kNR) {
+        auto *panel =
+            reinterpret_cast<uint32_t *>(dst) + (n0 / kNR) * groups * kNR;
+        int width = int(std::min<int64_t>(kNR, nc - n0));
+        struct Run {
+          int slot, length;
+          int64_t offset;
+        } runs[kNR];
+        int numRuns = 0;
+        for (int slot = 0; slot < width;) {
+          int64_t j = jc + n0 + slot;
+          int64_t oh = j / o.OW, ow = j % o.OW;
+          int length = int(std::min<int64_t>(width - slot, o.OW - ow));
+          runs[numRuns++] = {slot, length, oh * o.strideH * W + ow * o.strideW};
+          slot += length;
+        }
+        for (int64_t gi = 0; gi < groups; ++gi) {
+          int64_t g = pc / 4 + gi;
+          int64_t c4 = g / area, kh = g % area / o.KW, kw = g % o.KW;
+          const uint32_t *base =
+              image + (c4 * H + kh * o.dilationH) * W + kw * o.dilationW;
+          uint32_t *out = panel + gi * kNR;
+          for (int i = 0; i < numRuns; ++i) {
+            const uint32_t *src = base + runs[i].offset;
+            uint32_t *to = out + runs[i].slot;
+            int length = runs[i].length;
+            if (o.strideW == 1) {
+              for (int e = 0; e < kNR; ++e)
+                if (e < length)
+                  to[e] = src[e];
+            } else {
+              for (int e = 0; e < length; ++e)
+                to[e] = src[e * o.strideW];
+            }
+          }
+          for (int e = width; e < kNR; ++e)
+            out[e] = 0;
+        }
+      }
+    };
+    View<int32_t> y{o.y + n * o.yImageStride, o.yStrideF, o.yStrideCol};
+    blockedLoops<S8U8>(
+        o.F, cols, depth,
+        [&](int64_t ic, int64_t pc, int64_t mc, int64_t kc, int64_t groups,
+            int8_t *dst) { packA<S8U8>(a.sub(ic, pc), mc, kc, groups, dst); },
+        packPatchWords, y, kernel);
+    for (int64_t f = 0; f < o.F; ++f) {
+      uint32_t correction = 128u * uint32_t(sums[size_t(f)]);
+      for (int64_t j = 0; j < cols; ++j) {
+        int32_t &v = y.at(f, j);
+        v = int32_t(uint32_t(v) - correction);
+      }
+    }
   }
 }
 

@@ -114,6 +114,35 @@ void kernelU8S8Avx512(int64_t groups, const uint8_t *a, const int8_t *b,
   }
 }
 
+/// As kernelU8S8Avx512 with the roles swapped: A signed, B unsigned.
+void kernelS8U8Avx512(int64_t groups, const int8_t *a, const uint8_t *b,
+                      int32_t *c, int64_t ldc) {
+  __m512i acc[kMR][2];
+#pragma unroll
+  for (int r = 0; r < kMR; ++r)
+    acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+  for (int64_t g = 0; g < groups; ++g, a += 4 * kMR, b += 4 * kNR) {
+    __m512i b0 = _mm512_load_si512(b), b1 = _mm512_load_si512(b + 64);
+    const int32_t *quads = reinterpret_cast<const int32_t *>(a);
+#pragma unroll
+    for (int r = 0; r < kMR; ++r) {
+      __m512i av = _mm512_set1_epi32(quads[r]);
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], b0, av);
+      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], b1, av);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kMR; ++r) {
+    int32_t *row = c + r * ldc;
+    __m512i *lo = reinterpret_cast<__m512i *>(row);
+    __m512i *hi = reinterpret_cast<__m512i *>(row + 16);
+    _mm512_storeu_si512(lo,
+                        _mm512_add_epi32(_mm512_loadu_si512(lo), acc[r][0]));
+    _mm512_storeu_si512(hi,
+                        _mm512_add_epi32(_mm512_loadu_si512(hi), acc[r][1]));
+  }
+}
+
 void kernelS16Avx512(int64_t groups, const int16_t *a, const int16_t *b,
                      int32_t *c, int64_t ldc) {
   __m512i acc[kMR][2];
@@ -173,10 +202,10 @@ void gemmBF16Avx512(GemmOperands<float, float> operands) {
   gemmBlocked<BF16>(operands, kernelBF16Avx512);
 }
 void convF32Avx512(const ConvOperands<float, float> &operands) {
-  convBlocked<F32>(operands, kernelF32Avx512);
+  convF32Blocked(operands, kernelF32Avx512);
 }
 void convS8Avx512(const ConvOperands<int8_t, int32_t> &operands) {
-  convBlocked<S8>(operands, kernelU8S8Avx512);
+  convS8Blocked(operands, kernelS8U8Avx512);
 }
 void gemmS16Avx512(GemmOperands<int16_t, int32_t> operands) {
   gemmBlocked<S16>(operands, kernelS16Avx512);

@@ -407,10 +407,10 @@ void conv2d(const ConvShape &g, View4<In> xv, View4<In> wv, Acc *y,
 }
 
 void portableConvF32(const ConvOperands<float, float> &o) {
-  convBlocked<F32>(o, portableKernel<F32>);
+  convF32Blocked(o, portableKernel<F32>);
 }
 void portableConvS8(const ConvOperands<int8_t, int32_t> &o) {
-  convBlocked<S8>(o, portableKernel<S8>);
+  convS8Blocked(o, portableKernel<S8U8>);
 }
 
 } // namespace
