@@ -427,48 +427,66 @@ inline void convF32Blocked(const ConvOperands<float, float> &o,
   }
 }
 
-/// Images [n0, n1) of an 8-bit convolution. Each image's codes are first
-/// laid out channel-blocked, X4[c / 4][h][w][c % 4] = x + 128 (u8), and the
-/// depth ordered k = ((c / 4, kh, kw), c % 4) on both sides (the filter
-/// reordered once per call, zero past C), so one group of 4 k of a patch
-/// column is one 32-bit word of X4: a panel row of 32 columns is a few
-/// contiguous copies of words, with no interleaving and no column sums.
-/// The +128 comes off as 128 x the filter's row sums.
+/// Images [n0, n1) of an 8-bit convolution. Each image's codes + 128 (u8)
+/// are first laid out as 32-bit words of four codes that the depth orders
+/// together, and the filter reordered to match (once per call, zero where a
+/// word has no tap), so one group of 4 k of a patch column is one word: a
+/// panel row of 32 columns is a few contiguous copies of words, with no
+/// interleaving and no column sums. The word holds four channels at one
+/// pixel (X4[c / 4][h][w][c % 4]), or, when that pads more (C = 1 pads
+/// 4x), four taps along a row (X4[c][h][w][j] = x[c][h][w + j dW], groups
+/// of 4 kw). The +128 comes off as 128 x the filter's row sums.
 inline void convS8Blocked(const ConvOperands<int8_t, int32_t> &o,
                           Kernel<S8U8> kernel) {
-  const int64_t cg = (o.C + 3) / 4, area = o.KH * o.KW;
-  const int64_t depth = cg * area * 4, cols = o.OH * o.OW;
   const int64_t H = (o.OH - 1) * o.strideH + (o.KH - 1) * o.dilationH + 1;
   const int64_t W = (o.OW - 1) * o.strideW + (o.KW - 1) * o.dilationW + 1;
+  const int64_t channelWords = (o.C + 3) / 4 * o.KW,
+                tapWords = o.C * ((o.KW + 3) / 4);
+  const bool byTaps = tapWords < channelWords;
+  // planes x KH x kwGroups words per patch column, each 4 k.
+  const int64_t planes = byTaps ? o.C : (o.C + 3) / 4;
+  const int64_t kwGroups = byTaps ? (o.KW + 3) / 4 : o.KW;
+  const int64_t kwStep = byTaps ? 4 * o.dilationW : o.dilationW;
+  const int64_t groupsPerPlane = o.KH * kwGroups;
+  const int64_t depth = planes * groupsPerPlane * 4, cols = o.OH * o.OW;
+  // Tap j of word group (plane, kh, g): its channel and kw, or none.
+  auto tap = [&](int64_t plane, int64_t g, int j, int64_t &c, int64_t &kw) {
+    c = byTaps ? plane : plane * 4 + j;
+    kw = byTaps ? g * 4 + j : g;
+    return c < o.C && kw < o.KW;
+  };
   // The filter as [F, depth] in that order, and its row sums.
   int8_t *filter = scratchFilter.get<int8_t>(o.F * depth);
   std::vector<int32_t> sums(size_t(o.F), 0);
   for (int64_t f = 0; f < o.F; ++f)
-    for (int64_t g = 0; g < cg * area; ++g)
+    for (int64_t word = 0; word < depth / 4; ++word) {
+      int64_t plane = word / groupsPerPlane,
+              kh = word % groupsPerPlane / kwGroups, g = word % kwGroups;
       for (int j = 0; j < 4; ++j) {
-        int64_t c = (g / area) * 4 + j, kh = g % area / o.KW, kw = g % o.KW;
-        int8_t v = c < o.C ? o.w.at(f, (c * o.KH + kh) * o.KW + kw) : 0;
-        filter[f * depth + g * 4 + j] = v;
+        int64_t c, kw;
+        int8_t v = tap(plane, g, j, c, kw)
+                       ? o.w.at(f, (c * o.KH + kh) * o.KW + kw)
+                       : int8_t(0);
+        filter[f * depth + word * 4 + j] = v;
         sums[size_t(f)] += v;
       }
+    }
   View<const int8_t> a{filter, depth, 1};
-  uint32_t *image = scratchImage.get<uint32_t>(cg * H * W);
+  uint32_t *image = scratchImage.get<uint32_t>(planes * H * W);
   const int64_t sC = o.xStrides[1], sH = o.xStrides[2], sW = o.xStrides[3];
   for (int64_t n = o.n0; n < o.n1; ++n) {
     const int8_t *x = o.x + n * o.xStrides[0];
-    for (int64_t g = 0; g < cg; ++g)
+    for (int64_t plane = 0; plane < planes; ++plane)
       for (int64_t h = 0; h < H; ++h) {
-        uint32_t *row = image + (g * H + h) * W;
+        auto *bytes = reinterpret_cast<uint8_t *>(image + (plane * H + h) * W);
         for (int j = 0; j < 4; ++j) {
-          int64_t c = g * 4 + j;
+          int64_t c = byTaps ? plane : plane * 4 + j;
+          int64_t shift = byTaps ? j * o.dilationW : 0;
           const int8_t *src = x + c * sC + h * sH;
-          auto *bytes = reinterpret_cast<uint8_t *>(row) + j;
-          if (c < o.C)
-            for (int64_t w = 0; w < W; ++w)
-              bytes[4 * w] = uint8_t(src[w * sW]) ^ 0x80;
-          else
-            for (int64_t w = 0; w < W; ++w)
-              bytes[4 * w] = 0x80;
+          for (int64_t w = 0; w < W; ++w)
+            bytes[4 * w + j] = c < o.C && w + shift < W
+                                   ? uint8_t(src[(w + shift) * sW]) ^ 0x80
+                                   : uint8_t(0x80);
         }
       }
     auto packPatchWords = [&](int64_t pc, int64_t jc, int64_t kc, int64_t nc,
@@ -490,10 +508,11 @@ inline void convS8Blocked(const ConvOperands<int8_t, int32_t> &o,
           slot += length;
         }
         for (int64_t gi = 0; gi < groups; ++gi) {
-          int64_t g = pc / 4 + gi;
-          int64_t c4 = g / area, kh = g % area / o.KW, kw = g % o.KW;
+          int64_t word = pc / 4 + gi;
+          int64_t plane = word / groupsPerPlane,
+                  kh = word % groupsPerPlane / kwGroups, g = word % kwGroups;
           const uint32_t *base =
-              image + (c4 * H + kh * o.dilationH) * W + kw * o.dilationW;
+              image + (plane * H + kh * o.dilationH) * W + g * kwStep;
           uint32_t *out = panel + gi * kNR;
           for (int i = 0; i < numRuns; ++i) {
             const uint32_t *src = base + runs[i].offset;

@@ -509,6 +509,10 @@ TEST(Ukernels, ConvS8MatchesDirectConvolutionExactly) {
       {3, 16, 18, 18, 6, 5, 5, 1, 1, 1, 1, true, true, true, 1},
       {2, 3, 17, 13, 5, 3, 2, 2, 3, 1, 1, true, false, true, 2},
       {2, 7, 15, 16, 7, 3, 3, 1, 1, 2, 3, false, true, false, 1},
+      // Few channels: words of four taps along a row instead of four
+      // channels (LeNet's conv1; with a stride and a dilation).
+      {3, 1, 32, 32, 6, 5, 5, 1, 1, 1, 1, true, false, true, 1},
+      {2, 2, 17, 19, 5, 3, 3, 2, 2, 1, 2, false, true, false, 1},
   };
   for (bool extreme : {false, true})
     for (const ConvCase &t : cases) {
