@@ -344,6 +344,18 @@ void gemmBlocked(Gemm<P> g, Kernel<P> kernel) {
 // Convolution as implicit GEMM
 //===----------------------------------------------------------------------===//
 
+/// out[0, length) = src[0, length), length <= NR: a fixed trip count with a
+/// condition, which vectorizes into masked loads and stores (a
+/// variable-length copy becomes a memmove call, too slow for runs of a few
+/// elements).
+template <class T>
+inline void copyRun(T *__restrict out, const T *__restrict src, int length) {
+#pragma clang loop unroll(disable) vectorize(enable) vectorize_width(16)
+  for (int e = 0; e < kNR; ++e)
+    if (e < length)
+      out[e] = src[e];
+}
+
 /// Packs rows k [pc, pc + kc) x columns [jc, jc + nc) of image `x`'s
 /// patches (k = (c, kh, kw), column j = (oh, ow)) into f32 panels [k][NR].
 /// The columns of a panel are cut into runs along one output row; a run
@@ -381,13 +393,8 @@ inline void packPatches(const ConvOperands<float, float> &o, const float *x,
         const float *src = base + runs[i].offset;
         float *out = row + runs[i].slot;
         int length = runs[i].length;
-        // A fixed trip count with a condition: vectorized with masked
-        // loads and stores (a variable-length copy becomes a memmove call,
-        // too slow for runs of a few elements).
         if (step == 1) {
-          for (int e = 0; e < kNR; ++e)
-            if (e < length)
-              out[e] = src[e];
+          copyRun(out, src, length);
         } else {
           for (int e = 0; e < length; ++e)
             out[e] = src[e * step];
@@ -519,9 +526,7 @@ inline void convS8Blocked(const ConvOperands<int8_t, int32_t> &o,
             uint32_t *to = out + runs[i].slot;
             int length = runs[i].length;
             if (o.strideW == 1) {
-              for (int e = 0; e < kNR; ++e)
-                if (e < length)
-                  to[e] = src[e];
+              copyRun(to, src, length);
             } else {
               for (int e = 0; e < length; ++e)
                 to[e] = src[e * o.strideW];
