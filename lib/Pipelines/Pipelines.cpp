@@ -38,6 +38,7 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createCollapseDimsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createLoopOrderPass());
+  pm.addPass(createReassociateSumsPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

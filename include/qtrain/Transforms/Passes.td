@@ -273,6 +273,26 @@ def CollapseDimsPass : Pass<"qtrain-collapse-dims"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ReassociateSumsPass : Pass<"qtrain-reassociate-sums"> {
+  let summary = "Let the f32 sums of linalg reductions vectorize";
+  let description = [{
+    Marks `reassoc` the f32 `arith.addf` that folds each element into the
+    accumulator of a `linalg.generic` reduction (`acc + x`, the output's
+    block argument used only there, the sum yielded), so that LLVM may keep
+    vector partial sums where the reduction loop is innermost: a bias
+    gradient summing 576 contiguous elements per row becomes 16-wide adds
+    instead of a chain of dependent scalar additions. The results stay
+    deterministic but are no longer summed in loop order (ulp-level
+    differences). Integer sums (exact) and f64 epilogues are not touched.
+    `qtrain-lower-cpu` runs it after `qtrain-loop-order`; f32 GEMMs and
+    convolutions, which the microkernels run, are not affected.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numReassociated", "reassociated", "Sums marked reassoc">,
+  ];
+}
+
 def LoopOrderPass : Pass<"qtrain-loop-order"> {
   let summary = "Put the output's last dimension innermost in reductions";
   let description = [{
