@@ -54,6 +54,8 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createMicrokernelsPass());
 
   pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createUnrollShortLoopsPass());
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createPromoteAccumulatorsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

@@ -273,6 +273,28 @@ def CollapseDimsPass : Pass<"qtrain-collapse-dims"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def UnrollShortLoopsPass : Pass<"qtrain-unroll-short-loops"> {
+  let summary = "Fully unroll innermost scf.for loops of at most 4 iterations";
+  let description = [{
+    Fully unrolls every innermost `scf.for` whose trip count is a constant
+    between 1 and `max-trip-count`. The copies of the body then share what
+    they compute from the outer loops only, which canonicalization and LLVM
+    merge. `convert-qtrain-to-linalg` lays stochastic rounding out as
+    [N / 4, 4] with the Philox block a function of the outer loop, so after
+    this pass one Philox4x32-10 serves four elements instead of being
+    recomputed for each. `qtrain-lower-cpu` runs it after
+    `convert-linalg-to-loops`.
+  }];
+  let options = [
+    Option<"maxTripCount", "max-trip-count", "int64_t", /*default=*/"4",
+           "Largest trip count unrolled">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+  let statistics = [
+    Statistic<"numUnrolled", "unrolled", "Loops fully unrolled">,
+  ];
+}
+
 def ReassociateSumsPass : Pass<"qtrain-reassociate-sums"> {
   let summary = "Let the f32 sums of linalg reductions vectorize";
   let description = [{

@@ -264,30 +264,45 @@ struct Quantizer {
 
 /// The noise of the current element: its row-major index i selects word
 /// i % 4 of Philox block i / 4.
+///
+/// On a [N / 4, 4] view (`quads`) the block is loop 0 and the word loop 1,
+/// so the block's words depend on the outer loop only: once the inner loop
+/// of 4 is unrolled (qtrain-unroll-short-loops), one Philox serves four
+/// elements.
 static Value noise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                   Value seedLo, Value seedHi, Value stream, Value step) {
+                   bool quads, Value seedLo, Value seedHi, Value stream,
+                   Value step) {
   Type i64 = b.getI64Type(), i32 = b.getI32Type();
-  Value index = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
-  for (auto [d, size] : llvm::enumerate(shape)) {
-    Value dim = arith::IndexCastOp::create(b, loc, i64,
-                                           linalg::IndexOp::create(b, loc, d));
-    Value sz = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(size));
-    index = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, index, sz), dim);
+  auto loop = [&](unsigned d) {
+    return arith::IndexCastOp::create(b, loc, i64,
+                                      linalg::IndexOp::create(b, loc, d))
+        .getResult();
+  };
+  Value block, lane;
+  if (quads) {
+    block = loop(0);
+    lane = arith::TruncIOp::create(b, loc, i32, loop(1));
+  } else {
+    Value index = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+    for (auto [d, size] : llvm::enumerate(shape)) {
+      Value sz = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(size));
+      index = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, index, sz), loop(d));
+    }
+    Value two = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(2));
+    block = arith::ShRUIOp::create(b, loc, index, two);
+    lane = arith::TruncIOp::create(
+        b, loc, i32,
+        arith::AndIOp::create(
+            b, loc, index,
+            arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(3))));
   }
-  Value two = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(2));
   Value thirtyTwo = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32));
-  Value block = arith::ShRUIOp::create(b, loc, index, two);
   Value blockLo = arith::TruncIOp::create(b, loc, i32, block);
   Value blockHi = arith::TruncIOp::create(
       b, loc, i32, arith::ShRUIOp::create(b, loc, block, thirtyTwo));
   auto words =
       philox(b, loc, {blockLo, blockHi, stream, step}, {seedLo, seedHi});
-  Value lane = arith::TruncIOp::create(
-      b, loc, i32,
-      arith::AndIOp::create(
-          b, loc, index,
-          arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(3))));
   Scalar s{b, loc};
   auto is = [&](uint32_t k) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
@@ -349,16 +364,25 @@ public:
   /// `t` (shaped like the input) as the view; the view's row-major order
   /// is the input's, so element indices (the noise's counter) agree.
   Value view(OpBuilder &b, Location loc, Value t) const {
-    if (groups.empty())
-      return t;
     auto type = cast<RankedTensorType>(t.getType());
-    return tensor::CollapseShapeOp::create(
-        b, loc, RankedTensorType::get(shape, type.getElementType()), t, groups);
+    if (!groups.empty())
+      t = tensor::CollapseShapeOp::create(
+          b, loc, RankedTensorType::get(flat, type.getElementType()), t,
+          groups);
+    if (quads)
+      t = tensor::ExpandShapeOp::create(
+          b, loc, RankedTensorType::get(shape, type.getElementType()), t,
+          ArrayRef<ReassociationIndices>{{0, 1}});
+    return t;
   }
 
   /// A result computed on the view, back in the input's shape.
   Value unview(OpBuilder &b, Location loc, Value t,
                RankedTensorType type) const {
+    if (quads)
+      t = tensor::CollapseShapeOp::create(
+          b, loc, RankedTensorType::get(flat, type.getElementType()), t,
+          ArrayRef<ReassociationIndices>{{0, 1}});
     if (groups.empty())
       return t;
     return tensor::ExpandShapeOp::create(b, loc, type, t, groups);
@@ -388,7 +412,8 @@ public:
         nb, nl, arith::SubFOp::create(nb, nl, x, lo), scale);
     if (q.rounding == Rounding::Stochastic)
       v = arith::AddFOp::create(
-          nb, nl, v, noise(nb, nl, shape, seedLo, seedHi, stream, q.step));
+          nb, nl, v,
+          noise(nb, nl, shape, quads, seedLo, seedHi, stream, q.step));
     // Clamp to [0, L], then round half to even.
     Value zero = e.f32(0.0);
     v = e.select(e.cmp(arith::CmpFPredicate::OGT, v, levels), levels, v);
@@ -400,10 +425,14 @@ public:
   /// The loops of the elementwise generics: the input's dimensions merged
   /// into [N] per tensor and [pre, C, post] per channel (pre and post only
   /// where present), so the innermost loop is as long as the layout allows
-  /// and vectorizes. `groups` is empty when the view is the input itself.
-  SmallVector<int64_t> shape;
+  /// and vectorizes. `groups` is empty when the view is the input itself
+  /// (`flat` is the merged shape). Stochastic rounding per tensor runs on
+  /// [N / 4, 4] (`quads`): the four elements of one Philox block are one
+  /// inner loop of 4, which LLVM unrolls and computes the block once for.
+  SmallVector<int64_t> shape, flat;
   SmallVector<ReassociationIndices> groups;
   std::optional<int64_t> axis;
+  bool quads = false;
   Value mn, mx, levels, seedLo, seedHi, stream;
   /// Set when the range was reduced from the input (the same pass found
   /// NaNs); null for an explicit range.
@@ -437,6 +466,12 @@ private:
       groups.clear();
       shape = llvm::to_vector(type.getShape());
       axis = q.axis;
+    }
+    flat = shape;
+    if (q.rounding == Rounding::Stochastic && !q.axis && shape.size() == 1 &&
+        shape[0] % 4 == 0 && shape[0] > 4) {
+      quads = true;
+      shape = {shape[0] / 4, 4};
     }
   }
 };

@@ -34,17 +34,29 @@ func.func @stochastic(%e: tensor<4x3xf32>, %b: i32, %s: i64, %t: i32) -> tensor<
   return %0 : tensor<4x3xf32>
 }
 
-// Per tensor, the elementwise loop runs over all elements as one dimension
-// (the innermost loop is not a short last dimension); the noise counter is
-// the flat index, which is the row-major index of the input.
+// Per tensor, the elementwise loop runs over all elements (not a short last
+// dimension); stochastic rounding as [N / 4, 4], the Philox block (loop 0)
+// shared by the four words of loop 1, which qtrain-unroll-short-loops
+// unrolls so that one block serves four elements. The element order is the
+// input's row-major order, so the noise is unchanged.
 // CHECK-LABEL: func.func @flat_view
-//       CHECK:   %[[VIEW:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1, 2]] : tensor<2x3x10xf32> into tensor<60xf32>
-//       CHECK:   %[[Q:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[VIEW]], {{.*}}) outs({{.*}} : tensor<60xf32>)
+//       CHECK:   %[[FLAT:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1, 2]] : tensor<2x3x10xf32> into tensor<60xf32>
+//       CHECK:   %[[VIEW:.*]] = tensor.expand_shape %[[FLAT]] {{\[}}[0, 1]] output_shape [15, 4] : tensor<60xf32> into tensor<15x4xf32>
+//       CHECK:   %[[Q:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[VIEW]], {{.*}}) outs({{.*}} : tensor<15x4xf32>)
 //       CHECK:     linalg.index 0 : index
-//   CHECK-NOT:     linalg.index 1
-//       CHECK:   %[[OUT:.*]] = tensor.expand_shape %[[Q]] {{\[}}[0, 1, 2]] output_shape [2, 3, 10] : tensor<60xf32> into tensor<2x3x10xf32>
+//       CHECK:     linalg.index 1 : index
+//       CHECK:   %[[BACK:.*]] = tensor.collapse_shape %[[Q]] {{\[}}[0, 1]] : tensor<15x4xf32> into tensor<60xf32>
+//       CHECK:   %[[OUT:.*]] = tensor.expand_shape %[[BACK]] {{\[}}[0, 1, 2]] output_shape [2, 3, 10] : tensor<60xf32> into tensor<2x3x10xf32>
 //       CHECK:   return %[[OUT]]
 func.func @flat_view(%e: tensor<2x3x10xf32>, %b: i32, %s: i64, %t: i32) -> tensor<2x3x10xf32> {
   %0 = qtrain.fake_quant %e, %b role error rounding stochastic granularity<per_tensor> seed(%s, %t) : tensor<2x3x10xf32>
+  return %0 : tensor<2x3x10xf32>
+}
+
+// A per-tensor quantizer with nearest rounding keeps the flat [N] view.
+// CHECK-LABEL: func.func @flat_nearest
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel"]} ins({{.*}} : tensor<60xf32>, {{.*}}) outs({{.*}} : tensor<60xf32>)
+func.func @flat_nearest(%e: tensor<2x3x10xf32>, %b: i32) -> tensor<2x3x10xf32> {
+  %0 = qtrain.fake_quant %e, %b role activation rounding nearest_even granularity<per_tensor> : tensor<2x3x10xf32>
   return %0 : tensor<2x3x10xf32>
 }

@@ -1,0 +1,47 @@
+//===- UnrollShortLoops.cpp - Fully unroll innermost loops of <= 4 --------===//
+//
+// qtrain-unroll-short-loops: fully unrolls every innermost scf.for with a
+// constant trip count of at most `max-trip-count` (default 4). The copies
+// of a body then share whatever they compute from the outer loops only,
+// which canonicalization and LLVM merge: the Philox block of stochastic
+// rounding, computed once for its four elements instead of four times.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/Transforms/Passes.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+
+namespace mlir::qtrain {
+#define GEN_PASS_DEF_UNROLLSHORTLOOPSPASS
+#include "qtrain/Transforms/Passes.h.inc"
+} // namespace mlir::qtrain
+
+using namespace mlir;
+using namespace mlir::qtrain;
+
+namespace {
+struct UnrollShortLoopsPass
+    : mlir::qtrain::impl::UnrollShortLoopsPassBase<UnrollShortLoopsPass> {
+  using UnrollShortLoopsPassBase::UnrollShortLoopsPassBase;
+  void runOnOperation() override;
+};
+} // namespace
+
+void UnrollShortLoopsPass::runOnOperation() {
+  SmallVector<scf::ForOp> loops;
+  getOperation()->walk([&](scf::ForOp loop) {
+    bool innermost = true;
+    loop.getBody()->walk([&](scf::ForOp) { innermost = false; });
+    std::optional<APInt> trips = loop.getStaticTripCount();
+    if (innermost && trips && trips->getSExtValue() >= 1 &&
+        trips->getSExtValue() <= maxTripCount)
+      loops.push_back(loop);
+  });
+  for (scf::ForOp loop : loops) {
+    if (failed(loopUnrollFull(loop)))
+      return signalPassFailure();
+    ++numUnrolled;
+  }
+}
