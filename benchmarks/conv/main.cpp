@@ -28,6 +28,8 @@
 
 #include "qtrain/ukernels.h"
 
+#include "../common/Timing.h"
+
 #include <dnnl.hpp>
 
 #include <algorithm>
@@ -43,30 +45,8 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double medianMs(const std::function<void()> &run) {
-  for (int i = 0; i < 2; ++i)
-    run();
-  std::vector<double> times;
-  for (int i = 0; i < 9; ++i) {
-    auto t0 = Clock::now();
-    run();
-    times.push_back(
-        std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-double clockGHz() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("cpu MHz", 0) == 0)
-      return std::atof(line.substr(line.find(':') + 1).c_str()) / 1000.0;
-  return 0;
-}
+using qtrain::bench::clockGHz;
+using qtrain::bench::medianMs;
 
 struct Layer {
   const char *name;

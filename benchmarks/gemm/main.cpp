@@ -35,6 +35,8 @@
 
 #include "qtrain/ukernels.h"
 
+#include "../common/Timing.h"
+
 #include <cblas.h>
 #include <dnnl.hpp>
 
@@ -54,32 +56,10 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using qtrain::bench::clockGHz;
+using qtrain::bench::medianMs;
+
 using Variant = void (*)(float *, float *, float *, float *);
-
-double medianMs(const std::function<void()> &run) {
-  for (int i = 0; i < 2; ++i)
-    run();
-  std::vector<double> times;
-  for (int i = 0; i < 9; ++i) {
-    auto t0 = Clock::now();
-    run();
-    times.push_back(
-        std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-/// The nominal clock in GHz from /proc/cpuinfo (0 when unknown).
-double clockGHz() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("cpu MHz", 0) == 0)
-      return std::atof(line.substr(line.find(':') + 1).c_str()) / 1000.0;
-  return 0;
-}
 
 /// max |y - ref| / max |ref|.
 double relError(const std::vector<float> &y, const std::vector<double> &ref) {
@@ -103,7 +83,8 @@ std::vector<int8_t> randomCodes(size_t count, int bits, std::mt19937 &gen) {
 
 /// Outputs of acc = x W^T (codes; x: M x K, W: N x K) that differ from
 /// int64 sums, at 4096 sampled positions.
-double mismatches(const std::vector<int8_t> &x, const std::vector<int8_t> &w,
+template <class Code>
+double mismatches(const std::vector<Code> &x, const std::vector<Code> &w,
                   const std::vector<int32_t> &acc, int64_t M, int64_t N,
                   int64_t K, std::mt19937 &gen) {
   std::uniform_int_distribution<int64_t> pickM(0, M - 1), pickN(0, N - 1);
@@ -259,15 +240,8 @@ int main(int argc, char **argv) {
       qtrain_uk_gemm_s16s16s32(M, N, K, xc.data(), 0, K, 1, wc.data(), 0, 1, K,
                                acc.data(), 0, N, 1);
     });
-    std::uniform_int_distribution<int64_t> pickM(0, M - 1), pickN(0, N - 1);
-    double wrong = 0;
-    for (int i = 0; i < 4096; ++i) {
-      int64_t m = pickM(gen), n = pickN(gen), sum = 0;
-      for (int64_t k = 0; k < K; ++k)
-        sum += int64_t(xc[size_t(m * K + k)]) * wc[size_t(n * K + k)];
-      wrong += sum != acc[size_t(m * N + n)];
-    }
-    rows.push_back({"uk s16 codes", ms, 128, wrong, 0});
+    rows.push_back(
+        {"uk s16 codes", ms, 128, mismatches(xc, wc, acc, M, N, K, gen), 0});
   }
 
   // Packed k-bit weights (B packed once, outside the timing, as weights

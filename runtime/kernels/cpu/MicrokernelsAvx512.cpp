@@ -86,89 +86,69 @@ void kernelBF16Avx512(int64_t groups, const uint16_t *a, const uint16_t *b,
   addTile(acc, c, ldc);
 }
 
+/// The 12 x 32 tile of the integer kernels: per group, 32 bits of A per
+/// row (broadcast) against 64 bytes of B per 16 columns, combined by `dot`
+/// (a VNNI instruction) into 32-bit sums, then added to C.
+template <class Dot>
+inline void int32Tile(int64_t groups, const void *aData, const void *bData,
+                      int32_t *c, int64_t ldc, Dot dot) {
+  const auto *a = static_cast<const int32_t *>(aData);
+  const auto *b = static_cast<const char *>(bData);
+  __m512i acc[kMR][2];
+#pragma unroll
+  for (int r = 0; r < kMR; ++r)
+    acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+  for (int64_t g = 0; g < groups; ++g, a += kMR, b += 4 * kNR) {
+    __m512i b0 = _mm512_load_si512(b), b1 = _mm512_load_si512(b + 64);
+#pragma unroll
+    for (int r = 0; r < kMR; ++r) {
+      __m512i av = _mm512_set1_epi32(a[r]);
+      acc[r][0] = dot(acc[r][0], av, b0);
+      acc[r][1] = dot(acc[r][1], av, b1);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kMR; ++r) {
+    int32_t *row = c + r * ldc;
+    __m512i *lo = reinterpret_cast<__m512i *>(row);
+    __m512i *hi = reinterpret_cast<__m512i *>(row + 16);
+    _mm512_storeu_si512(lo,
+                        _mm512_add_epi32(_mm512_loadu_si512(lo), acc[r][0]));
+    _mm512_storeu_si512(hi,
+                        _mm512_add_epi32(_mm512_loadu_si512(hi), acc[r][1]));
+  }
+}
+
+/// u8 A (quads) x s8 B.
+struct DotU8S8 {
+  __m512i operator()(__m512i acc, __m512i a, __m512i b) const {
+    return _mm512_dpbusd_epi32(acc, a, b);
+  }
+};
+/// s8 A x u8 B: the unsigned operand of vpdpbusd is B.
+struct DotS8U8 {
+  __m512i operator()(__m512i acc, __m512i a, __m512i b) const {
+    return _mm512_dpbusd_epi32(acc, b, a);
+  }
+};
+/// s16 pairs.
+struct DotS16 {
+  __m512i operator()(__m512i acc, __m512i a, __m512i b) const {
+    return _mm512_dpwssd_epi32(acc, a, b);
+  }
+};
+
 void kernelU8S8Avx512(int64_t groups, const uint8_t *a, const int8_t *b,
                       int32_t *c, int64_t ldc) {
-  __m512i acc[kMR][2];
-#pragma unroll
-  for (int r = 0; r < kMR; ++r)
-    acc[r][0] = acc[r][1] = _mm512_setzero_si512();
-  for (int64_t g = 0; g < groups; ++g, a += 4 * kMR, b += 4 * kNR) {
-    __m512i b0 = _mm512_load_si512(b), b1 = _mm512_load_si512(b + 64);
-    const int32_t *quads = reinterpret_cast<const int32_t *>(a);
-#pragma unroll
-    for (int r = 0; r < kMR; ++r) {
-      __m512i av = _mm512_set1_epi32(quads[r]);
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, b0);
-      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, b1);
-    }
-  }
-#pragma unroll
-  for (int r = 0; r < kMR; ++r) {
-    int32_t *row = c + r * ldc;
-    __m512i *lo = reinterpret_cast<__m512i *>(row);
-    __m512i *hi = reinterpret_cast<__m512i *>(row + 16);
-    _mm512_storeu_si512(lo,
-                        _mm512_add_epi32(_mm512_loadu_si512(lo), acc[r][0]));
-    _mm512_storeu_si512(hi,
-                        _mm512_add_epi32(_mm512_loadu_si512(hi), acc[r][1]));
-  }
+  int32Tile(groups, a, b, c, ldc, DotU8S8());
 }
-
-/// As kernelU8S8Avx512 with the roles swapped: A signed, B unsigned.
 void kernelS8U8Avx512(int64_t groups, const int8_t *a, const uint8_t *b,
                       int32_t *c, int64_t ldc) {
-  __m512i acc[kMR][2];
-#pragma unroll
-  for (int r = 0; r < kMR; ++r)
-    acc[r][0] = acc[r][1] = _mm512_setzero_si512();
-  for (int64_t g = 0; g < groups; ++g, a += 4 * kMR, b += 4 * kNR) {
-    __m512i b0 = _mm512_load_si512(b), b1 = _mm512_load_si512(b + 64);
-    const int32_t *quads = reinterpret_cast<const int32_t *>(a);
-#pragma unroll
-    for (int r = 0; r < kMR; ++r) {
-      __m512i av = _mm512_set1_epi32(quads[r]);
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], b0, av);
-      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], b1, av);
-    }
-  }
-#pragma unroll
-  for (int r = 0; r < kMR; ++r) {
-    int32_t *row = c + r * ldc;
-    __m512i *lo = reinterpret_cast<__m512i *>(row);
-    __m512i *hi = reinterpret_cast<__m512i *>(row + 16);
-    _mm512_storeu_si512(lo,
-                        _mm512_add_epi32(_mm512_loadu_si512(lo), acc[r][0]));
-    _mm512_storeu_si512(hi,
-                        _mm512_add_epi32(_mm512_loadu_si512(hi), acc[r][1]));
-  }
+  int32Tile(groups, a, b, c, ldc, DotS8U8());
 }
-
 void kernelS16Avx512(int64_t groups, const int16_t *a, const int16_t *b,
                      int32_t *c, int64_t ldc) {
-  __m512i acc[kMR][2];
-#pragma unroll
-  for (int r = 0; r < kMR; ++r)
-    acc[r][0] = acc[r][1] = _mm512_setzero_si512();
-  for (int64_t g = 0; g < groups; ++g, a += 2 * kMR, b += 2 * kNR) {
-    __m512i b0 = _mm512_load_si512(b), b1 = _mm512_load_si512(b + 32);
-    const int32_t *pairs = reinterpret_cast<const int32_t *>(a);
-#pragma unroll
-    for (int r = 0; r < kMR; ++r) {
-      __m512i av = _mm512_set1_epi32(pairs[r]);
-      acc[r][0] = _mm512_dpwssd_epi32(acc[r][0], av, b0);
-      acc[r][1] = _mm512_dpwssd_epi32(acc[r][1], av, b1);
-    }
-  }
-#pragma unroll
-  for (int r = 0; r < kMR; ++r) {
-    int32_t *row = c + r * ldc;
-    __m512i *lo = reinterpret_cast<__m512i *>(row);
-    __m512i *hi = reinterpret_cast<__m512i *>(row + 16);
-    _mm512_storeu_si512(lo,
-                        _mm512_add_epi32(_mm512_loadu_si512(lo), acc[r][0]));
-    _mm512_storeu_si512(hi,
-                        _mm512_add_epi32(_mm512_loadu_si512(hi), acc[r][1]));
-  }
+  int32Tile(groups, a, b, c, ldc, DotS16());
 }
 
 /// 64 codes at a time: offset, then one byte-test mask per plane; the sum
