@@ -71,9 +71,31 @@ static SmallVector<ReassociationIndices> mergeableRuns(linalg::LinalgOp op) {
   return runs;
 }
 
+namespace {
+/// upstream's collapse, keeping the op's discardable attributes (the
+/// `qtrain.code_bits` hint of an integer product).
+struct CollapseGeneric : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<ReassociationIndices> runs = mergeableRuns(op);
+    if (runs.empty())
+      return rewriter.notifyMatchFailure(op, "no contiguous loops to merge");
+    FailureOr<linalg::CollapseResult> collapsed =
+        linalg::collapseOpIterationDims(op, runs, rewriter);
+    if (failed(collapsed))
+      return rewriter.notifyMatchFailure(op, "could not collapse");
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      collapsed->collapsedOp->setAttr(attr.getName(), attr.getValue());
+    rewriter.replaceOp(op, collapsed->results);
+    return success();
+  }
+};
+} // namespace
+
 void CollapseDimsPass::runOnOperation() {
   RewritePatternSet patterns(&getContext());
-  linalg::populateCollapseDimensions(patterns, mergeableRuns);
+  patterns.add<CollapseGeneric>(&getContext());
   if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
     return signalPassFailure();
 }

@@ -38,16 +38,22 @@ innermostOutputOrder(linalg::LinalgOp op) {
   if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
       op.getNumLoops() < 2)
     return std::nullopt;
-  // An NCHW convolution on f32, or on i8 codes summed in i32, stays a
-  // named op: qtrain-microkernels runs it as an implicit GEMM after
-  // bufferization.
-  if (isa<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
+  // An NCHW convolution on f32, or on i8 codes summed in i32, with static
+  // shapes and at least qtrain-microkernels' default min-flops (4096) of
+  // multiply-adds stays a named op: that pass runs it as an implicit GEMM
+  // after bufferization. Smaller ones are reordered like any reduction.
+  if (isa<linalg::Conv2DNchwFchwOp>(op.getOperation()) &&
+      !op.hasDynamicShape()) {
     SmallVector<Type> types;
     for (Type t : op->getOperandTypes())
       types.push_back(getElementTypeOrSelf(t));
-    if (llvm::all_of(types, [](Type t) { return t.isF32(); }) ||
-        (types[0].isInteger(8) && types[1].isInteger(8) &&
-         types[2].isInteger(32)))
+    int64_t macs = 1;
+    for (int64_t range : op.getStaticLoopRanges())
+      macs *= range;
+    bool served = llvm::all_of(types, [](Type t) { return t.isF32(); }) ||
+                  (types[0].isInteger(8) && types[1].isInteger(8) &&
+                   types[2].isInteger(32));
+    if (served && macs >= 4096)
       return std::nullopt;
   }
   AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));

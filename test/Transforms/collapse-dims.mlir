@@ -83,3 +83,25 @@ func.func @indexed(%x: tensor<4x6xf32>, %y: tensor<1x6xf32>) -> (tensor<4x6xf32>
   } -> tensor<4x6xf32>
   return %r, %r2 : tensor<4x6xf32>, tensor<4x6xf32>
 }
+
+// -----
+
+// A batched integer contraction (b, t, f, k): b and t merge into the GEMM's
+// rows, and the op keeps its discardable attributes (qtrain-microkernels
+// picks the bit-serial kernel by qtrain.code_bits).
+#x = affine_map<(b, t, f, k) -> (b, t, k)>
+#w = affine_map<(b, t, f, k) -> (f, k)>
+#y = affine_map<(b, t, f, k) -> (b, t, f)>
+// CHECK-LABEL: func.func @keeps_attributes
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins({{.*}} : tensor<12x8xi8>, tensor<5x8xi8>) outs({{.*}} : tensor<12x5xi32>) attrs = {qtrain.code_bits = array<i32: 2, 2>}
+func.func @keeps_attributes(%x: tensor<3x4x8xi8>, %w: tensor<5x8xi8>, %init: tensor<3x4x5xi32>) -> tensor<3x4x5xi32> {
+  %r = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<3x4x8xi8>, tensor<5x8xi8>) outs(%init : tensor<3x4x5xi32>) attrs = {qtrain.code_bits = array<i32: 2, 2>} {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %ae = arith.extsi %a : i8 to i32
+    %be = arith.extsi %b : i8 to i32
+    %p = arith.muli %ae, %be : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<3x4x5xi32>
+  return %r : tensor<3x4x5xi32>
+}

@@ -18,16 +18,23 @@ func.func @matmul(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>, %c: tensor<8x4xf32
 // A convolution (n, f, oh, ow, c, kh, kw) runs ow innermost: the input's
 // last index is ow + kw (here on integers; an f32 one is left alone, for
 // qtrain-microkernels' implicit GEMM).
+// A small f32 one (below qtrain-microkernels' default 4096 multiply-adds)
+// is reordered too.
 // CHECK-LABEL: func.func @conv
 //       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]
 //       CHECK:   linalg.conv_2d_nchw_fchw
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]
 func.func @conv(%x: tensor<2x3x8x8xi32>, %w: tensor<4x3x3x3xi32>, %o: tensor<2x4x6x6xi32>,
-                %xf: tensor<2x3x8x8xf32>, %wf: tensor<4x3x3x3xf32>, %of: tensor<2x4x6x6xf32>) -> (tensor<2x4x6x6xi32>, tensor<2x4x6x6xf32>) {
+                %xf: tensor<2x3x8x8xf32>, %wf: tensor<4x3x3x3xf32>, %of: tensor<2x4x6x6xf32>,
+                %sx: tensor<1x1x4x4xf32>, %sw: tensor<1x1x3x3xf32>, %so: tensor<1x1x2x2xf32>)
+    -> (tensor<2x4x6x6xi32>, tensor<2x4x6x6xf32>, tensor<1x1x2x2xf32>) {
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
       ins(%x, %w : tensor<2x3x8x8xi32>, tensor<4x3x3x3xi32>) outs(%o : tensor<2x4x6x6xi32>) -> tensor<2x4x6x6xi32>
   %rf = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
       ins(%xf, %wf : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) outs(%of : tensor<2x4x6x6xf32>) -> tensor<2x4x6x6xf32>
-  return %r, %rf : tensor<2x4x6x6xi32>, tensor<2x4x6x6xf32>
+  %small = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%sx, %sw : tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) outs(%so : tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %r, %rf, %small : tensor<2x4x6x6xi32>, tensor<2x4x6x6xf32>, tensor<1x1x2x2xf32>
 }
 
 // -----

@@ -27,3 +27,20 @@ func.func @short(%m: memref<8x4xf32>, %v: memref<5xf32>, %x: f32) {
   }
   return
 }
+
+// A short loop that accumulates into memory stays a loop
+// (qtrain-promote-accumulators keeps its sum in a register).
+// CHECK-LABEL: func.func @accumulates
+//       CHECK:   scf.for
+func.func @accumulates(%v: memref<3xf32>, %acc: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  scf.for %k = %c0 to %c3 step %c1 {
+    %a = memref.load %acc[] : memref<f32>
+    %x = memref.load %v[%k] : memref<3xf32>
+    %s = arith.addf %a, %x : f32
+    memref.store %s, %acc[] : memref<f32>
+  }
+  return
+}

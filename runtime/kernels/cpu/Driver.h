@@ -489,9 +489,14 @@ inline void convS8Blocked(const ConvOperands<int8_t, int32_t> &o,
         for (int j = 0; j < 4; ++j) {
           int64_t c = byTaps ? plane : plane * 4 + j;
           int64_t shift = byTaps ? j * o.dilationW : 0;
+          if (c >= o.C) { // a channel that only fills the word
+            for (int64_t w = 0; w < W; ++w)
+              bytes[4 * w + j] = 0x80;
+            continue;
+          }
           const int8_t *src = x + c * sC + h * sH;
           for (int64_t w = 0; w < W; ++w)
-            bytes[4 * w + j] = c < o.C && w + shift < W
+            bytes[4 * w + j] = w + shift < W
                                    ? uint8_t(src[(w + shift) * sW]) ^ 0x80
                                    : uint8_t(0x80);
         }
