@@ -270,10 +270,14 @@ using Gemm = GemmOperands<typename P::In, typename P::Acc>;
 /// x k [pc, pc + kc) as MR-row panels) and B's from `packPanelsB(pc, jc,
 /// kc, nc, groups, dst, colSums)` (NR-column panels): views of A and B, or
 /// the patches of an image.
+///
+/// `half`, when given, computes only the first MR / 2 rows of a tile (same
+/// packed layout); tiles with that few rows use it (a GEMM or convolution
+/// with 6 output rows would otherwise compute 12).
 template <class P, class PackPanelsA, class PackPanelsB>
 void blockedLoops(int64_t M, int64_t N, int64_t K, PackPanelsA packPanelsA,
                   PackPanelsB packPanelsB, View<typename P::Acc> c,
-                  Kernel<P> kernel) {
+                  Kernel<P> kernel, Kernel<P> half = nullptr) {
   using Acc = typename P::Acc;
   constexpr int KG = P::KG;
   for (int64_t jc = 0; jc < N; jc += P::NC) {
@@ -301,12 +305,14 @@ void blockedLoops(int64_t M, int64_t N, int64_t K, PackPanelsA packPanelsA,
             const auto *aPanel = ap + ip * groups * kMR * KG;
             int64_t rows = std::min<int64_t>(kMR, mc - ip * kMR);
             Acc *tile = &c.at(ic + ip * kMR, jc + jp * kNR);
-            if (rows == kMR && cols == kNR && c.s1 == 1) {
-              kernel(groups, aPanel, bPanel, tile, c.s0);
+            Kernel<P> run = half && rows <= kMR / 2 ? half : kernel;
+            if ((rows == kMR || (run == half && rows == kMR / 2)) &&
+                cols == kNR && c.s1 == 1) {
+              run(groups, aPanel, bPanel, tile, c.s0);
               continue;
             }
             alignas(64) Acc partial[kMR * kNR] = {};
-            kernel(groups, aPanel, bPanel, partial, kNR);
+            run(groups, aPanel, bPanel, partial, kNR);
             for (int64_t r = 0; r < rows; ++r)
               for (int64_t n = 0; n < cols; ++n)
                 tile[r * c.s0 + n * c.s1] =
@@ -325,7 +331,7 @@ void blockedLoops(int64_t M, int64_t N, int64_t K, PackPanelsA packPanelsA,
 }
 
 template <class P>
-void gemmBlocked(Gemm<P> g, Kernel<P> kernel) {
+void gemmBlocked(Gemm<P> g, Kernel<P> kernel, Kernel<P> half = nullptr) {
   auto [M, N, K, a, b, c] = g;
   blockedLoops<P>(
       M, N, K,
@@ -337,7 +343,7 @@ void gemmBlocked(Gemm<P> g, Kernel<P> kernel) {
               typename P::PB *dst, int32_t *colSums) {
         packB<P>(b.sub(pc, jc), kc, nc, groups, dst, colSums);
       },
-      c, kernel);
+      c, kernel, half);
 }
 
 //===----------------------------------------------------------------------===//
@@ -419,7 +425,7 @@ inline void packPatches(const ConvOperands<float, float> &o, const float *x,
 /// for every layer of the example models: narrower runs to pack, and C
 /// written through partial tiles.)
 inline void convF32Blocked(const ConvOperands<float, float> &o,
-                           Kernel<F32> kernel) {
+                           Kernel<F32> kernel, Kernel<F32> half = nullptr) {
   int64_t depth = o.C * o.KH * o.KW, cols = o.OH * o.OW;
   for (int64_t n = o.n0; n < o.n1; ++n) {
     const float *x = o.x + n * o.xStrides[0];
@@ -429,8 +435,8 @@ inline void convF32Blocked(const ConvOperands<float, float> &o,
             float *dst) { packA<F32>(o.w.sub(ic, pc), mc, kc, groups, dst); },
         [&](int64_t pc, int64_t jc, int64_t kc, int64_t nc, int64_t, float *dst,
             int32_t *) { packPatches(o, x, pc, jc, kc, nc, dst); },
-        View<float>{o.y + n * o.yImageStride, o.yStrideF, o.yStrideCol},
-        kernel);
+        View<float>{o.y + n * o.yImageStride, o.yStrideF, o.yStrideCol}, kernel,
+        half);
   }
 }
 

@@ -37,10 +37,11 @@
 namespace qtrain::uk {
 namespace {
 
-/// c[r][0..31] += the tile's accumulators.
-inline void addTile(__m512 (&acc)[kMR][2], float *c, int64_t ldc) {
+/// c[r][0..31] += the tile's accumulators, for its first Rows rows.
+template <int Rows>
+inline void addTile(__m512 (&acc)[Rows][2], float *c, int64_t ldc) {
 #pragma unroll
-  for (int r = 0; r < kMR; ++r) {
+  for (int r = 0; r < Rows; ++r) {
     float *row = c + r * ldc;
     _mm512_storeu_ps(row, _mm512_add_ps(_mm512_loadu_ps(row), acc[r][0]));
     _mm512_storeu_ps(row + 16,
@@ -48,22 +49,33 @@ inline void addTile(__m512 (&acc)[kMR][2], float *c, int64_t ldc) {
   }
 }
 
-void kernelF32Avx512(int64_t kc, const float *a, const float *b, float *c,
-                     int64_t ldc) {
-  __m512 acc[kMR][2];
+/// The first Rows rows of a 12 x 32 f32 tile (A panels keep 12 rows).
+template <int Rows>
+inline void f32Tile(int64_t kc, const float *a, const float *b, float *c,
+                    int64_t ldc) {
+  __m512 acc[Rows][2];
 #pragma unroll
-  for (int r = 0; r < kMR; ++r)
+  for (int r = 0; r < Rows; ++r)
     acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   for (int64_t k = 0; k < kc; ++k, a += kMR, b += kNR) {
     __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
 #pragma unroll
-    for (int r = 0; r < kMR; ++r) {
+    for (int r = 0; r < Rows; ++r) {
       __m512 av = _mm512_set1_ps(a[r]);
       acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
       acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
     }
   }
-  addTile(acc, c, ldc);
+  addTile<Rows>(acc, c, ldc);
+}
+
+void kernelF32Avx512(int64_t kc, const float *a, const float *b, float *c,
+                     int64_t ldc) {
+  f32Tile<kMR>(kc, a, b, c, ldc);
+}
+void kernelF32HalfAvx512(int64_t kc, const float *a, const float *b, float *c,
+                         int64_t ldc) {
+  f32Tile<kMR / 2>(kc, a, b, c, ldc);
 }
 
 void kernelBF16Avx512(int64_t groups, const uint16_t *a, const uint16_t *b,
@@ -176,13 +188,13 @@ int64_t packLineAvx512(const int8_t *codes, int64_t K, int bits, int64_t words,
 } // namespace
 
 void gemmF32Avx512(GemmOperands<float, float> operands) {
-  gemmBlocked<F32>(operands, kernelF32Avx512);
+  gemmBlocked<F32>(operands, kernelF32Avx512, kernelF32HalfAvx512);
 }
 void gemmBF16Avx512(GemmOperands<float, float> operands) {
   gemmBlocked<BF16>(operands, kernelBF16Avx512);
 }
 void convF32Avx512(const ConvOperands<float, float> &operands) {
-  convF32Blocked(operands, kernelF32Avx512);
+  convF32Blocked(operands, kernelF32Avx512, kernelF32HalfAvx512);
 }
 void convS8Avx512(const ConvOperands<int8_t, int32_t> &operands) {
   convS8Blocked(operands, kernelS8U8Avx512);

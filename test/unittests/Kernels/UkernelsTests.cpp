@@ -35,7 +35,8 @@ struct Shape {
 // 240. Shapes straddle each.
 const Shape kShapes[] = {{1, 1, 1},      {12, 32, 4},    {13, 33, 5},
                          {7, 100, 3},    {250, 70, 129}, {37, 65, 1030},
-                         {241, 31, 513}, {3, 2, 2049},   {300, 6, 70}};
+                         {241, 31, 513}, {3, 2, 2049},   {300, 6, 70},
+                         {18, 64, 33}}; // a 6-row tail: the half-height tile
 
 /// A matrix stored with a leading dimension larger than its width, at an
 /// offset, row or column major: exercises every stride and offset argument.
