@@ -575,6 +575,25 @@ TEST(Ukernels, ConvS8MatchesDirectConvolutionExactly) {
     }
 }
 
+// The s8 convolution at the s8 kernels' maximum accumulation length
+// (C KH KW <= 131071 for 8 x 8 bits) with extreme codes: every product is
+// the largest, (-128)^2, and the channel-blocked words pad C to a multiple
+// of 4; the sum is exact.
+TEST(Ukernels, ConvS8ExactAtMaxAccumulationLength) {
+  const int64_t K = qtrain_uk_max_accumulation_length("s8s8s32", 8, 8);
+  const int64_t KH = 3, KW = 3, C = K / (KH * KW), F = 2, H = 3, W = 3;
+  ASSERT_LE(C * KH * KW, K);
+  std::vector<int8_t> x(size_t(C * H * W), -128), w(size_t(F * C * KH * KW));
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = i < w.size() / 2 ? -128 : 127; // filter 1: the most negative sum
+  std::vector<int32_t> y(size_t(F), 0);
+  qtrain_uk_conv2d_nchw_s8s8s32(
+      1, C, H, W, F, KH, KW, 1, 1, 1, 1, 1, 1, x.data(), 0, C * H * W, H * W, W,
+      1, w.data(), 0, C * KH * KW, KH * KW, KW, 1, y.data(), 0, F, 1, 1, 1);
+  EXPECT_EQ(int64_t(y[0]), C * KH * KW * 16384);
+  EXPECT_EQ(int64_t(y[1]), C * KH * KW * -128 * 127);
+}
+
 // Y sharing memory with X: X is read as it was before the call.
 TEST(Ukernels, ConvInputSharingTheOutputIsReadBeforeWriting) {
   const int64_t N = 2, C = 3, H = 6, W = 6, F = 3, K = 1;
