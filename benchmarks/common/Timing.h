@@ -1,4 +1,5 @@
-//===- Timing.h - What qtrain's benchmark programs share ---------*- C++ -*-===//
+//===- Timing.h - What qtrain's benchmark programs share ---------*- C++
+//-*-===//
 //
 // Part of the qtrain project.
 //

@@ -22,6 +22,14 @@
 
 namespace mlir::qtrain {
 
+/// Whether qtrain-microkernels runs a convolution with these element types
+/// (input, filter, output) as an implicit GEMM: f32, or i8 codes summed in
+/// i32.
+inline bool hasImplicitGemmKernel(Type x, Type w, Type y) {
+  return (x.isF32() && w.isF32() && y.isF32()) ||
+         (x.isInteger(8) && w.isInteger(8) && y.isInteger(32));
+}
+
 struct ConvGemmShape {
   int64_t n, f, oh, ow, c, kh, kw;
   SmallVector<int64_t, 2> stride, dilation;

@@ -431,8 +431,8 @@ struct Rewriter {
     if (implicit && acc->isInteger(32)) {
       Value init = zeros({shape->n, shape->f, shape->oh, shape->ow}, *acc);
       auto codesConv = linalg::Conv2DNchwFchwOp::create(
-          b, loc, TypeRange{init.getType()}, ValueRange{x, w},
-          ValueRange{init}, conv.getStridesAttr(), conv.getDilationsAttr());
+          b, loc, TypeRange{init.getType()}, ValueRange{x, w}, ValueRange{init},
+          conv.getStridesAttr(), conv.getDilationsAttr());
       return Term{codesConv.getResult(0), llvm::SmallBitVector(4), codesConv};
     }
     Value patches = im2col(b, loc, x, *shape);
@@ -640,8 +640,7 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
     bool implicit = factors[0].bits <= 8 && factors[1].bits <= 8 &&
                     factors[0].bits * factors[1].bits > 4;
     t1 = r.convAsGemm(conv, codes[0], codes[1], half[0] * half[1], implicit);
-  }
-  else if (windows && !referenceSums && isa<linalg::GenericOp>(op))
+  } else if (windows && !referenceSums && isa<linalg::GenericOp>(op))
     t1 = r.windowsAsGemm(codes[0], codes[1], half[0] * half[1]);
   if (failed(t1))
     t1 = r.contract(codes[0], codes[1], none, half[0] * half[1]);

@@ -15,6 +15,8 @@
 
 #include "qtrain/Transforms/Passes.h"
 
+#include "ConvAsGemm.h"
+
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -50,10 +52,7 @@ innermostOutputOrder(linalg::LinalgOp op) {
     int64_t macs = 1;
     for (int64_t range : op.getStaticLoopRanges())
       macs *= range;
-    bool served = llvm::all_of(types, [](Type t) { return t.isF32(); }) ||
-                  (types[0].isInteger(8) && types[1].isInteger(8) &&
-                   types[2].isInteger(32));
-    if (served && macs >= 4096)
+    if (hasImplicitGemmKernel(types[0], types[1], types[2]) && macs >= 4096)
       return std::nullopt;
   }
   AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));

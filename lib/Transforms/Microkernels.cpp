@@ -10,6 +10,7 @@
 #include "qtrain/Transforms/Passes.h"
 
 #include "BufferAliasing.h"
+#include "ConvAsGemm.h"
 
 #include "QTrain/QTrainAttrs.h"
 
@@ -23,6 +24,7 @@ namespace mlir::qtrain {
 } // namespace mlir::qtrain
 
 using namespace mlir;
+using mlir::qtrain::hasImplicitGemmKernel;
 using mlir::qtrain::mayAlias;
 using mlir::qtrain::rootOf;
 
@@ -158,6 +160,19 @@ linalg::TransposeOp foldableTranspose(linalg::LinalgOp gemm, Value operand) {
   return transpose;
 }
 
+/// A call to `kernel` with `args`, declaring it (private) on first use.
+void callKernel(ModuleOp module, OpBuilder &b, Location loc, StringRef kernel,
+                ValueRange args) {
+  auto callee = module.lookupSymbol<func::FuncOp>(kernel);
+  if (!callee) {
+    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+    callee = func::FuncOp::create(top, loc, kernel,
+                                  b.getFunctionType(args.getTypes(), {}));
+    callee.setPrivate();
+  }
+  func::CallOp::create(b, loc, callee, args);
+}
+
 struct MicrokernelsPass
     : mlir::qtrain::impl::MicrokernelsPassBase<MicrokernelsPass> {
   using MicrokernelsPassBase::MicrokernelsPassBase;
@@ -228,7 +243,9 @@ struct MicrokernelsPass
     Type x = getElementTypeOrSelf(conv.getInputs()[0].getType());
     Type w = getElementTypeOrSelf(conv.getInputs()[1].getType());
     Type y = getElementTypeOrSelf(conv.getOutputs()[0].getType());
-    if (x.isF32() && w.isF32() && y.isF32())
+    if (!hasImplicitGemmKernel(x, w, y))
+      return std::nullopt;
+    if (x.isF32())
       return StringRef("qtrain_uk_conv2d_nchw_f32");
     Block &body = conv->getRegion(0).front();
     bool signedProducts = llvm::all_of(body, [](Operation &inner) {
@@ -237,7 +254,7 @@ struct MicrokernelsPass
                ext.getType().isInteger(32);
       return isa<arith::MulIOp, arith::AddIOp, linalg::YieldOp>(inner);
     });
-    if (x.isInteger(8) && w.isInteger(8) && y.isInteger(32) && signedProducts)
+    if (signedProducts)
       return StringRef("qtrain_uk_conv2d_nchw_s8s8s32");
     return std::nullopt;
   }
@@ -271,14 +288,7 @@ struct MicrokernelsPass
       for (Value stride : meta.getStrides())
         args.push_back(arith::IndexCastOp::create(b, loc, i64, stride));
     }
-    auto callee = module.lookupSymbol<func::FuncOp>(kernel);
-    if (!callee) {
-      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
-      callee = func::FuncOp::create(
-          top, loc, kernel, b.getFunctionType(ValueRange(args).getTypes(), {}));
-      callee.setPrivate();
-    }
-    func::CallOp::create(b, loc, callee, args);
+    callKernel(module, b, loc, kernel, args);
     conv->erase();
     ++numCalls;
   }
@@ -328,14 +338,7 @@ struct MicrokernelsPass
             arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(w)));
     }
 
-    auto callee = module.lookupSymbol<func::FuncOp>(kernel);
-    auto type = b.getFunctionType(ValueRange(args).getTypes(), {});
-    if (!callee) {
-      OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
-      callee = func::FuncOp::create(top, loc, kernel, type);
-      callee.setPrivate();
-    }
-    func::CallOp::create(b, loc, callee, args);
+    callKernel(module, b, loc, kernel, args);
     op->erase();
     ++numCalls;
     // A folded transpose's buffer is now only deallocated.

@@ -64,13 +64,12 @@ void qtrain_uk_gemm_s8s8s32(int64_t M, int64_t N, int64_t K, const int8_t *a,
 /* C += A * B, signed 16-bit codes (9..16-bit grids), 32-bit sums
  * (vpdpwssd on pairs of k); exact (wrapping like the loop form) whenever
  * the true sum fits. */
-void qtrain_uk_gemm_s16s16s32(int64_t M, int64_t N, int64_t K,
-                              const int16_t *a, int64_t aOffset,
-                              int64_t aStrideM, int64_t aStrideK,
-                              const int16_t *b, int64_t bOffset,
-                              int64_t bStrideK, int64_t bStrideN, int32_t *c,
-                              int64_t cOffset, int64_t cStrideM,
-                              int64_t cStrideN);
+void qtrain_uk_gemm_s16s16s32(int64_t M, int64_t N, int64_t K, const int16_t *a,
+                              int64_t aOffset, int64_t aStrideM,
+                              int64_t aStrideK, const int16_t *b,
+                              int64_t bOffset, int64_t bStrideK,
+                              int64_t bStrideN, int32_t *c, int64_t cOffset,
+                              int64_t cStrideM, int64_t cStrideN);
 /* C += A * B on centred codes c = q - 2^(b-1) of at most `aBits` / `bBits`
  * (1..4) bits, bit-serial: q's bit planes are packed 64 to a word and
  * sum q_a q_b = sum_ij 2^(i+j) popcount(a_i & b_j); the centring is taken
@@ -136,7 +135,8 @@ void qtrain_uk_conv2d_nchw_s8s8s32(
 
 /* The longest K for which a kernel's sums cannot overflow its accumulator
  * for any codes of the given widths: kind is "s8s8s32" (bits <= 8),
- * "s16s16s32" (bits <= 16) or "bitserial" (bits <= 4). -1 for an unknown kind or width. */
+ * "s16s16s32" (bits <= 16) or "bitserial" (bits <= 4). -1 for an unknown kind
+ * or width. */
 int64_t qtrain_uk_max_accumulation_length(const char *kind, int32_t aBits,
                                           int32_t bBits);
 

@@ -362,6 +362,48 @@ inline void copyRun(T *__restrict out, const T *__restrict src, int length) {
       out[e] = src[e];
 }
 
+/// A run of a panel row: `length` columns from slot `slot` that lie on one
+/// output row, read from `offset` (relative to the row's tap) on.
+struct PatchRun {
+  int slot, length;
+  int64_t offset;
+};
+
+/// Cuts the `width` columns from `first` (column j = (j / OW, j % OW)) into
+/// runs along output rows; an output row is `rowStep` apart in the source,
+/// an output column `colStep`. Returns the number of runs.
+inline int patchRuns(int64_t first, int width, int64_t OW, int64_t rowStep,
+                     int64_t colStep, PatchRun *runs) {
+  int count = 0;
+  for (int slot = 0; slot < width;) {
+    int64_t j = first + slot;
+    int64_t oh = j / OW, ow = j % OW;
+    int length = int(std::min<int64_t>(width - slot, OW - ow));
+    runs[count++] = {slot, length, oh * rowStep + ow * colStep};
+    slot += length;
+  }
+  return count;
+}
+
+/// One panel row: the runs read from `base` (`step` apart), zero past
+/// `width`.
+template <class T>
+inline void copyRuns(T *row, const T *base, const PatchRun *runs, int count,
+                     int width, int64_t step) {
+  for (int i = 0; i < count; ++i) {
+    const T *src = base + runs[i].offset;
+    T *out = row + runs[i].slot;
+    if (step == 1) {
+      copyRun(out, src, runs[i].length);
+    } else {
+      for (int e = 0; e < runs[i].length; ++e)
+        out[e] = src[e * step];
+    }
+  }
+  for (int e = width; e < kNR; ++e)
+    row[e] = T(0);
+}
+
 /// Packs rows k [pc, pc + kc) x columns [jc, jc + nc) of image `x`'s
 /// patches (k = (c, kh, kw), column j = (oh, ow)) into f32 panels [k][NR].
 /// The columns of a panel are cut into runs along one output row; a run
@@ -370,44 +412,19 @@ inline void copyRun(T *__restrict out, const T *__restrict src, int length) {
 inline void packPatches(const ConvOperands<float, float> &o, const float *x,
                         int64_t pc, int64_t jc, int64_t kc, int64_t nc,
                         float *dst) {
-  struct Run {
-    int slot, length;
-    int64_t offset; ///< Of the run's first element, relative to (c, kh, kw).
-  };
   const int64_t sC = o.xStrides[1], sH = o.xStrides[2], sW = o.xStrides[3];
   const int64_t step = o.strideW * sW;
   const int64_t kernelArea = o.KH * o.KW;
   for (int64_t n0 = 0; n0 < nc; n0 += kNR) {
     float *panel = dst + (n0 / kNR) * kc * kNR;
     int width = int(std::min<int64_t>(kNR, nc - n0));
-    Run runs[kNR];
-    int numRuns = 0;
-    for (int slot = 0; slot < width;) {
-      int64_t j = jc + n0 + slot;
-      int64_t oh = j / o.OW, ow = j % o.OW;
-      int length = int(std::min<int64_t>(width - slot, o.OW - ow));
-      runs[numRuns++] = {slot, length,
-                         oh * o.strideH * sH + ow * o.strideW * sW};
-      slot += length;
-    }
+    PatchRun runs[kNR];
+    int numRuns = patchRuns(jc + n0, width, o.OW, o.strideH * sH, step, runs);
     int64_t c = pc / kernelArea, kh = (pc / o.KW) % o.KH, kw = pc % o.KW;
     for (int64_t r = 0; r < kc; ++r) {
       const float *base =
           x + c * sC + kh * o.dilationH * sH + kw * o.dilationW * sW;
-      float *row = panel + r * kNR;
-      for (int i = 0; i < numRuns; ++i) {
-        const float *src = base + runs[i].offset;
-        float *out = row + runs[i].slot;
-        int length = runs[i].length;
-        if (step == 1) {
-          copyRun(out, src, length);
-        } else {
-          for (int e = 0; e < length; ++e)
-            out[e] = src[e * step];
-        }
-      }
-      for (int e = width; e < kNR; ++e)
-        row[e] = 0.0f;
+      copyRuns(panel + r * kNR, base, runs, numRuns, width, step);
       if (++kw == o.KW) {
         kw = 0;
         if (++kh == o.KH) {
@@ -513,38 +530,16 @@ inline void convS8Blocked(const ConvOperands<int8_t, int32_t> &o,
         auto *panel =
             reinterpret_cast<uint32_t *>(dst) + (n0 / kNR) * groups * kNR;
         int width = int(std::min<int64_t>(kNR, nc - n0));
-        struct Run {
-          int slot, length;
-          int64_t offset;
-        } runs[kNR];
-        int numRuns = 0;
-        for (int slot = 0; slot < width;) {
-          int64_t j = jc + n0 + slot;
-          int64_t oh = j / o.OW, ow = j % o.OW;
-          int length = int(std::min<int64_t>(width - slot, o.OW - ow));
-          runs[numRuns++] = {slot, length, oh * o.strideH * W + ow * o.strideW};
-          slot += length;
-        }
+        PatchRun runs[kNR];
+        int numRuns =
+            patchRuns(jc + n0, width, o.OW, o.strideH * W, o.strideW, runs);
         for (int64_t gi = 0; gi < groups; ++gi) {
           int64_t word = pc / 4 + gi;
           int64_t plane = word / groupsPerPlane,
                   kh = word % groupsPerPlane / kwGroups, g = word % kwGroups;
           const uint32_t *base =
               image + (plane * H + kh * o.dilationH) * W + g * kwStep;
-          uint32_t *out = panel + gi * kNR;
-          for (int i = 0; i < numRuns; ++i) {
-            const uint32_t *src = base + runs[i].offset;
-            uint32_t *to = out + runs[i].slot;
-            int length = runs[i].length;
-            if (o.strideW == 1) {
-              copyRun(to, src, length);
-            } else {
-              for (int e = 0; e < length; ++e)
-                to[e] = src[e * o.strideW];
-            }
-          }
-          for (int e = width; e < kNR; ++e)
-            out[e] = 0;
+          copyRuns(panel + gi * kNR, base, runs, numRuns, width, o.strideW);
         }
       }
     };
