@@ -47,6 +47,12 @@ static bool accumulatesInMemory(scf::ForOp loop) {
 }
 
 void UnrollShortLoopsPass::runOnOperation() {
+  if (maxTripCount < 1) {
+    getOperation()->emitError()
+        << "qtrain-unroll-short-loops: max-trip-count must be at least 1, got "
+        << int64_t(maxTripCount);
+    return signalPassFailure();
+  }
   SmallVector<scf::ForOp> loops;
   getOperation()->walk([&](scf::ForOp loop) {
     bool innermost = true;

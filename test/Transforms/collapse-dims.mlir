@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s --qtrain-collapse-dims --split-input-file | FileCheck %s
+// RUN: qtrain-opt %s --qtrain-collapse-dims --split-input-file -verify-diagnostics | FileCheck %s
 
 // An elementwise op on NCHW tensors runs as one loop over all elements.
 // CHECK-LABEL: func.func @relu
@@ -104,4 +104,25 @@ func.func @keeps_attributes(%x: tensor<3x4x8xi8>, %w: tensor<5x8xi8>, %init: ten
     linalg.yield %s : i32
   } -> tensor<3x4x5xi32>
   return %r : tensor<3x4x5xi32>
+}
+
+// -----
+
+// Bad input is left alone without a diagnostic: dynamic shapes (no static
+// size to merge) and a generic on buffers.
+#d = affine_map<(i, j) -> (i, j)>
+// CHECK-LABEL: func.func @left_alone_dynamic
+//   CHECK-NOT:   tensor.collapse_shape
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins({{.*}} : tensor<?x4xf32>)
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins({{.*}} : memref<3x4xf32>)
+func.func @left_alone_dynamic(%x: tensor<?x4xf32>, %o: tensor<?x4xf32>, %m: memref<3x4xf32>, %mo: memref<3x4xf32>) -> tensor<?x4xf32> {
+  %r = linalg.generic {indexing_maps = [#d, #d], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x4xf32>) outs(%o : tensor<?x4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  } -> tensor<?x4xf32>
+  linalg.generic {indexing_maps = [#d, #d], iterator_types = ["parallel", "parallel"]} ins(%m : memref<3x4xf32>) outs(%mo : memref<3x4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  return %r : tensor<?x4xf32>
 }

@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s --qtrain-reassociate-sums | FileCheck %s
+// RUN: qtrain-opt %s --qtrain-reassociate-sums -verify-diagnostics | FileCheck %s
 
 // A bias gradient (an f32 sum over n and h*w): the accumulating addition
 // is marked reassoc, so LLVM may keep vector partial sums.
@@ -48,4 +48,19 @@ func.func @left_alone(%x: tensor<8xi32>, %ix: tensor<i32>, %d: tensor<8xf64>, %i
     linalg.yield %s : f32
   } -> tensor<f32>
   return %0, %1, %2, %3 : tensor<i32>, tensor<f64>, tensor<8xf32>, tensor<f32>
+}
+
+// Bad input draws no diagnostic: a sum that yields something other than
+// its addition (the addition is not the accumulation) stays as it is.
+// CHECK-LABEL: func.func @not_an_accumulation
+//   CHECK-NOT:   fastmath<reassoc>
+//       CHECK:   return
+func.func @not_an_accumulation(%f: tensor<8xf32>, %facc: tensor<f32>) -> tensor<f32> {
+  %r = linalg.generic {indexing_maps = [#id, #all], iterator_types = ["reduction"]} ins(%f : tensor<8xf32>) outs(%facc : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    %m = arith.maximumf %s, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
 }

@@ -1,5 +1,8 @@
-// RUN: qtrain-opt %s --qtrain-unroll-short-loops | FileCheck %s
+// RUN: qtrain-opt %s --qtrain-unroll-short-loops -verify-diagnostics | FileCheck %s
 // RUN: qtrain-opt %s --qtrain-unroll-short-loops=max-trip-count=8 | FileCheck %s --check-prefix=EIGHT
+// RUN: not qtrain-opt %s --qtrain-unroll-short-loops=max-trip-count=0 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: max-trip-count must be at least 1, got 0
 
 // An innermost loop of 4 is unrolled (its four stores remain, the loop
 // goes); one of 5, and a loop that holds another loop, are kept.
@@ -41,6 +44,24 @@ func.func @accumulates(%v: memref<3xf32>, %acc: memref<f32>) {
     %x = memref.load %v[%k] : memref<3xf32>
     %s = arith.addf %a, %x : f32
     memref.store %s, %acc[] : memref<f32>
+  }
+  return
+}
+
+// Bad input draws no diagnostic: a dynamic trip count and a loop that
+// never runs are left alone.
+// CHECK-LABEL: func.func @not_static
+//       CHECK:   scf.for %{{.*}} = %c0 to %arg2
+//       CHECK:   scf.for %{{.*}} = %c3 to %c3
+func.func @not_static(%v: memref<?xf32>, %x: f32, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  scf.for %k = %c0 to %n step %c1 {
+    memref.store %x, %v[%k] : memref<?xf32>
+  }
+  scf.for %k = %c3 to %c3 step %c1 {
+    memref.store %x, %v[%k] : memref<?xf32>
   }
   return
 }
