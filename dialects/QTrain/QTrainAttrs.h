@@ -61,6 +61,19 @@ inline constexpr llvm::StringLiteral kInitAttrName = "qtrain.init";
 /// Name of the argument or result attribute that gives a tensor's role.
 inline constexpr llvm::StringLiteral kRoleAttrName = "qtrain.role";
 
+/// Name of the attribute (on a forward op, or a function argument) that
+/// gives the float formats qtrain-assign-precision chose for the tensors of
+/// PAPERS.md section 4 it produces: a dictionary with keys among "y", "gy"
+/// (an op's output and its gradient, or an input argument) and "p", "gp" (a
+/// parameter and its gradient), each a #qtrain.float.
+inline constexpr llvm::StringLiteral kFormatsAttrName = "qtrain.formats";
+/// Name of the attribute (next to qtrain.formats) that gives the group of
+/// PAPERS.md section 4 the tensors belong to: a non-negative i64.
+inline constexpr llvm::StringLiteral kGroupAttrName = "qtrain.group";
+
+/// Checks a qtrain.formats dictionary; returns an error text or "".
+std::string verifyFormatsAttr(Attribute attr);
+
 /// Whether `attr` is one of the precision schedule attributes.
 bool isScheduleAttr(Attribute attr);
 

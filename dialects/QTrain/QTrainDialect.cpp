@@ -27,8 +27,45 @@ void QTrainDialect::initialize() {
       >();
 }
 
+std::string mlir::qtrain::verifyFormatsAttr(Attribute attr) {
+  auto dict = dyn_cast<DictionaryAttr>(attr);
+  if (!dict)
+    return "must be a dictionary";
+  for (NamedAttribute entry : dict) {
+    if (!llvm::is_contained({"y", "gy", "p", "gp"}, entry.getName().getValue()))
+      return "has an unknown key '" + entry.getName().str() +
+             "' (keys are y, gy, p and gp)";
+    if (!isa<FloatFormatAttr>(entry.getValue()))
+      return "entry '" + entry.getName().str() + "' must be a #qtrain.float";
+  }
+  return "";
+}
+
+/// qtrain.formats and qtrain.group, on ops and arguments alike.
+static std::optional<LogicalResult> verifyFormatAttrs(Operation *op,
+                                                      NamedAttribute attr) {
+  if (attr.getName() == kFormatsAttrName) {
+    std::string why = verifyFormatsAttr(attr.getValue());
+    if (why.empty())
+      return success();
+    return op->emitError() << "'" << kFormatsAttrName << "' " << why
+                           << ", got " << attr.getValue();
+  }
+  if (attr.getName() == kGroupAttrName) {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    if (index && index.getType().isInteger(64) && index.getInt() >= 0)
+      return success();
+    return op->emitError() << "'" << kGroupAttrName
+                           << "' must be a non-negative i64, got "
+                           << attr.getValue();
+  }
+  return std::nullopt;
+}
+
 LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
+  if (std::optional<LogicalResult> result = verifyFormatAttrs(op, attr))
+    return *result;
   if (attr.getName() == kScheduleAttrName ||
       attr.getName() == kGradScheduleAttrName) {
     if (isScheduleAttr(attr.getValue()))
@@ -95,6 +132,9 @@ LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
 /// Checks the argument and result attributes the dialect defines.
 static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
                                           bool isArgument) {
+  if (std::optional<LogicalResult> result = verifyFormatAttrs(op, attr);
+      isArgument && result)
+    return *result;
   if (isArgument && attr.getName() == kParamAttrName) {
     if (isa<UnitAttr>(attr.getValue()))
       return success();

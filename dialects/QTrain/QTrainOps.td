@@ -291,6 +291,42 @@ def QTrain_RoundFloatOp : QTrain_Op<"round_float", [
 }
 
 //===----------------------------------------------------------------------===//
+// GradRoundFloatOp
+//===----------------------------------------------------------------------===//
+
+def QTrain_GradRoundFloatOp : QTrain_Op<"grad_round_float", [
+    Pure, SameOperandsAndResultType]> {
+  let summary = "Identity forward; round the gradient that flows back";
+  let description = [{
+    Returns `input` unchanged. In reverse mode the gradient of the result is
+    rounded to `format` (as `qtrain.round_float`) before it flows to
+    `input`. This is how PAPERS.md section 4 stores a gradient in a reduced
+    format: placed on a module's output it rounds GY, the gradient of that
+    output (and so GX of the modules reading it); placed on a parameter it
+    rounds GP. Backward formats do not saturate: an overflow gives +-inf,
+    which dynamic loss scaling detects.
+
+    `qtrain-autodiff` turns it into a `qtrain.round_float` of the adjoint
+    and removes it; no other pass may fold it away, since its effect is only
+    in the backward pass.
+
+    ```mlir
+    %y_gy = qtrain.grad_round_float %y to <5, 2, 0> role error
+        : tensor<128x84xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[F32]>:$input,
+    QTrain_FloatFormatAttr:$format,
+    OptionalAttr<QTrain_RoleAttr>:$role
+  );
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $input `to` $format (`role` `` $role^)? attr-dict `:` type($input)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // KernelOp
 //===----------------------------------------------------------------------===//
 

@@ -129,6 +129,16 @@ LogicalResult ReverseMode::differentiate(Operation *op) {
     accumulate(gradQuant.getInput(), quantized);
     return success();
   }
+  // A gradient stored in a reduced float format (PAPERS.md section 4) is
+  // rounded here: GY on a module's output, GP on a parameter.
+  if (auto gradRound = dyn_cast<GradRoundFloatOp>(op)) {
+    Value dY = getAdjoint(gradRound.getResult());
+    Value rounded =
+        RoundFloatOp::create(builder, op->getLoc(), dY, gradRound.getFormat(),
+                             gradRound.getRoleAttr());
+    accumulate(gradRound.getInput(), rounded);
+    return success();
+  }
   // Ops whose result does not depend on the values of their varied operands
   // (only on shapes) pass nothing back.
   if (isa<linalg::FillOp, tensor::EmptyOp, tensor::DimOp>(op))

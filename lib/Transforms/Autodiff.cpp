@@ -41,8 +41,8 @@ private:
 /// scalars and shape-only ops (tensor.empty) have no role, and quantizers
 /// carry theirs already.
 static void setRole(Operation *op, Role role) {
-  if (isa<tensor::EmptyOp, FakeQuantOp, GradQuantOp, RangeEmaOp, RoundFloatOp>(
-          op) ||
+  if (isa<tensor::EmptyOp, FakeQuantOp, GradQuantOp, GradRoundFloatOp,
+          RangeEmaOp, RoundFloatOp>(op) ||
       llvm::none_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
     return;
   op->setAttr(kRoleAttrName, RoleAttr::get(op->getContext(), role));
@@ -272,10 +272,12 @@ void AutodiffPass::runOnOperation() {
     return signalPassFailure();
   forwardFn.setSymName(evalEntry);
   useRunningRanges(forwardFn);
-  // grad_quant only acts in reverse mode, which now exists: it is the
-  // identity everywhere else.
-  module.walk([](GradQuantOp op) {
-    op.replaceAllUsesWith(op.getInput());
-    op.erase();
+  // grad_quant and grad_round_float only act in reverse mode, which now
+  // exists: they are the identity everywhere else.
+  module.walk([](Operation *op) {
+    if (isa<GradQuantOp, GradRoundFloatOp>(op)) {
+      op->replaceAllUsesWith(ValueRange{op->getOperand(0)});
+      op->erase();
+    }
   });
 }

@@ -78,8 +78,8 @@ void InferRolesPass::runOnOperation() {
   auto record = [&](Operation *op, Role role) {
     for (Value r : op->getResults())
       roles[r] = role;
-    if (isa<tensor::EmptyOp, FakeQuantOp, GradQuantOp, RangeEmaOp,
-            RoundFloatOp>(op) ||
+    if (isa<tensor::EmptyOp, FakeQuantOp, GradQuantOp, GradRoundFloatOp,
+            RangeEmaOp, RoundFloatOp>(op) ||
         llvm::none_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
       return;
     op->setAttr(kRoleAttrName, RoleAttr::get(ctx, role));

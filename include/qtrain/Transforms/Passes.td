@@ -223,6 +223,87 @@ def RebatchPass : Pass<"qtrain-rebatch", "::mlir::ModuleOp"> {
   ];
 }
 
+def AssignPrecisionPass : Pass<"qtrain-assign-precision", "::mlir::ModuleOp"> {
+  let summary = "Assign float formats per tensor under a memory budget (PAPERS.md section 4)";
+  let description = [{
+    Runs on the forward graph, before `qtrain-insert-rounding` and
+    `qtrain-autodiff`. It builds the memory model of the training step:
+    every module (an input argument, or an op of the forward function that
+    computes a tensor from data: convolutions, GEMMs, elementwise ops,
+    pooling, ...; reshapes alias their operand, and ops that only touch
+    parameters, such as weight transposes and bias broadcasts, belong to
+    the module that reads them) with its output Y and gradient GY, and every
+    parameter P with its gradient GP, sized at the function's (training)
+    batch. Groups are formed as the paper does: a new group at every input,
+    convolution and GEMM; a group holds Y and GY of its modules and P and GP
+    of the modules whose predecessor is in it.
+
+    The search (`lib/Search`, `include/qtrain/Search/Assignment.h`) then
+    picks the groups to store in low precision: with `ratio=r`, groups in
+    `order` until they cover r of all elements (`largest` is the paper's
+    greedy; `smallest` and `random` are its ablations; `scored` is ours:
+    `scores`, one per group, descending); with `budget=BYTES`, the smallest
+    r whose footprint fits, or an error that states the smallest footprint
+    the search reaches.
+
+    The pass writes `qtrain.formats` (and `qtrain.group`) on every module
+    op and on every argument: `{y, gy}` for outputs and inputs, `{p, gp}` for
+    parameters, each a `#qtrain.float` (P and Y saturate). Chosen groups get
+    FP(4,3,4) for P and Y, FP(5,2,0) for GY and keep FP(6,9,0) for GP; all
+    other tensors FP(6,9,0). It emits a remark per group (its modules,
+    elements, bytes before and after, formats) and one summary remark, and
+    writes the JSON report `report` (groups, tensors, formats, bytes,
+    master weights and optimizer state) if given.
+
+    Example: `--qtrain-assign-precision="ratio=0.6"`,
+    `--qtrain-assign-precision="budget=4MiB order=largest report=a.json"`.
+  }];
+  let options = [
+    Option<"forward", "forward", "std::string", /*default=*/"\"forward\"",
+           "Name of the forward function">,
+    Option<"ratio", "ratio", "double", /*default=*/"-1.0",
+           "Fraction r in [0, 1] of all tensor elements to store in low "
+           "precision (exclusive with budget)">,
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "Memory budget for the assigned tensors: bytes, or a number with "
+           "KiB, MiB or GiB (exclusive with ratio)">,
+    Option<"order", "order", "std::string", /*default=*/"\"largest\"",
+           "Group order: largest (the paper), smallest, random, scored (ours)">,
+    Option<"seed", "seed", "uint64_t", /*default=*/"0",
+           "Seed of order=random">,
+    ListOption<"scores", "scores", "double",
+               "order=scored: one score per group, in group order">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write the assignment as JSON to this file">,
+  ];
+  let statistics = [
+    Statistic<"numLowGroups", "low-groups", "Groups stored in low precision">,
+  ];
+}
+
+def InsertRoundingPass : Pass<"qtrain-insert-rounding", "::mlir::ModuleOp"> {
+  let summary = "Round every tensor to the float format qtrain-assign-precision chose";
+  let description = [{
+    Materializes the `qtrain.formats` of `qtrain-assign-precision` on the
+    forward graph, before `qtrain-autodiff`:
+
+    - a parameter with `{p, gp}` becomes `round_float(grad_round_float(p,
+      gp), p)` where it enters: the forward pass reads P in its format and
+      the gradient reaching the parameter (GP) is rounded to its format;
+    - an op or input argument with `{y, gy}` has its uses read
+      `grad_round_float(round_float(y, y), gy)`: Y in its format, and the
+      gradient of Y (GY, which is GX of the modules reading it) rounded.
+
+    Forward roundings saturate, backward ones overflow to +-inf (PAPERS.md
+    section 4). The attributes are removed. A `qtrain.formats` that is not a
+    dictionary of `#qtrain.float` with the keys the value needs is an error.
+  }];
+  let options = [
+    Option<"forward", "forward", "std::string", /*default=*/"\"forward\"",
+           "Name of the forward function">,
+  ];
+}
+
 def InferRolesPass : Pass<"qtrain-infer-roles", "::mlir::ModuleOp"> {
   let summary = "Assign tensor roles in a training step that has its backward";
   let description = [{

@@ -15,6 +15,8 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cfloat>
+#include <cmath>
+#include <cstring>
 
 namespace mlir::qtrain {
 #define GEN_PASS_DEF_CONVERTQTRAINTOLINALGPASS
@@ -721,16 +723,116 @@ static Range buildRange(OpBuilder &b, Location loc, Value input,
   return {fixed.getResult(0), fixed.getResult(1), anyNan};
 }
 
+/// Rounds an f32 value to `format`, bit for bit as roundToFormat of
+/// runtime/include/qtrain/runtime/FloatFormat.h, in integer and f32
+/// arithmetic that LLVM vectorizes. With a = |x| and E its unbiased
+/// exponent:
+///  * E >= the format's smallest normal exponent: round the f32 significand
+///    to m bits, half to even, on the bits (a carry into the exponent field
+///    is the next binade, as it should be);
+///  * below it (subnormals of the format, f32 subnormals, zero): the quantum
+///    is the fixed 2^(Emin - m); (a + C) - C with C = 2^(Emin - m + 23)
+///    rounds a to a multiple of it, half to even, since a < C and C's ulp
+///    is the quantum (f32 addition rounds to nearest even);
+///  * a result beyond the largest finite value, inf included, becomes
+///    +-maxFinite (saturate) or +-inf; NaN stays the same NaN; the sign is
+///    x's (zero keeps it).
+static Value roundToFormat(OpBuilder &b, Location loc, Value x,
+                           FloatFormatAttr format) {
+  Scalar s{b, loc};
+  Type i32 = b.getI32Type();
+  auto i32c = [&](int64_t v) { return s.i32(uint32_t(v)); };
+  auto band = [&](Value v, int64_t mask) {
+    return arith::AndIOp::create(b, loc, v, i32c(mask)).getResult();
+  };
+  int m = format.getMantissa();
+  int minExponent = format.getMinNormalExponent();
+  // The largest finite value, exact in f32 (m + 1 <= 24 bits).
+  double maxFinite =
+      std::ldexp(2.0 - std::ldexp(1.0, -m), format.getMaxExponent());
+  uint32_t maxFiniteBits, infBits = 0x7F800000u;
+  float maxFiniteF = float(maxFinite);
+  std::memcpy(&maxFiniteBits, &maxFiniteF, 4);
+
+  Value bits = arith::BitcastOp::create(b, loc, i32, x);
+  Value absBits = band(bits, 0x7FFFFFFF);
+  Value sign = band(bits, int64_t(0x80000000u));
+  // The normal range: round the low 23 - m bits away, half to even.
+  Value normal = absBits;
+  if (m < 23) {
+    int shift = 23 - m;
+    Value lsb = band(
+        arith::ShRUIOp::create(b, loc, absBits, i32c(shift)).getResult(), 1);
+    Value biased = arith::AddIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, absBits, i32c((1 << (shift - 1)) - 1)),
+        lsb);
+    normal = band(biased, ~((int64_t(1) << shift) - 1) & 0xFFFFFFFF);
+  }
+  // Below the smallest normal: a fixed quantum.
+  Value a = arith::BitcastOp::create(b, loc, b.getF32Type(), absBits);
+  Value magic = s.f32(std::ldexp(1.0, minExponent - m + 23));
+  Value sub = arith::SubFOp::create(
+      b, loc, arith::AddFOp::create(b, loc, a, magic), magic);
+  Value subBits = arith::BitcastOp::create(b, loc, i32, sub);
+  // E < Emin, as a comparison of the exponent fields.
+  Value isSub = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                      absBits, i32c(int64_t(minExponent + 127) << 23));
+  Value rounded = s.select(isSub, subBits, normal);
+  Value overflow = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ugt, rounded, i32c(maxFiniteBits));
+  Value saturated =
+      i32c(format.getSaturate() ? maxFiniteBits : infBits);
+  Value magnitude = s.select(overflow, saturated, rounded);
+  Value result = arith::OrIOp::create(b, loc, magnitude, sign);
+  Value isNan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                      absBits, i32c(infBits));
+  return arith::BitcastOp::create(b, loc, b.getF32Type(),
+                                  s.select(isNan, bits, result));
+}
+
+struct RoundFloatLowering : OpRewritePattern<RoundFloatOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RoundFloatOp op,
+                                PatternRewriter &b) const override {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    if (!type.hasStaticShape())
+      return b.notifyMatchFailure(op, "dynamic shapes");
+    FloatFormatAttr format = op.getFormat();
+    if (format.getMinNormalExponent() < -126)
+      return b.notifyMatchFailure(op, "normal range below fp32's");
+    Location loc = op.getLoc();
+    unsigned rank = type.getRank();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+    Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                         type.getElementType());
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{type}, ValueRange{op.getInput()}, ValueRange{init},
+        ArrayRef<AffineMap>{id, id},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          linalg::YieldOp::create(nb, nl,
+                                  roundToFormat(nb, nl, args[0], format));
+        });
+    b.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 struct ConvertQTrainToLinalgPass
     : mlir::qtrain::impl::ConvertQTrainToLinalgPassBase<
           ConvertQTrainToLinalgPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     bool leftover = false;
-    module.walk([&](GradQuantOp op) {
-      op.emitError("qtrain.grad_quant is not supported by "
-                   "convert-qtrain-to-linalg: run qtrain-autodiff first, "
-                   "which turns it into the backward quantizer");
+    module.walk([&](Operation *op) {
+      if (!isa<GradQuantOp, GradRoundFloatOp>(op))
+        return;
+      op->emitError() << op->getName()
+                      << " is not supported by convert-qtrain-to-linalg: run "
+                         "qtrain-autodiff first, which moves its effect into "
+                         "the backward pass";
       leftover = true;
     });
     if (leftover)
@@ -740,7 +842,17 @@ struct ConvertQTrainToLinalgPass
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
     module.walk([&](Operation *op) {
-      if (!isa<FakeQuantOp, QuantizeOp>(op))
+      if (auto round = dyn_cast<RoundFloatOp>(op);
+          round && round.getFormat().getMinNormalExponent() < -126) {
+        op->emitError() << "qtrain.round_float to " << round.getFormat()
+                        << " could not be lowered: its normal range reaches "
+                           "below fp32's (smallest normal exponent "
+                        << round.getFormat().getMinNormalExponent()
+                        << " < -126)";
+        leftover = true;
+        return;
+      }
+      if (!isa<FakeQuantOp, QuantizeOp, RoundFloatOp>(op))
         return;
       op->emitError() << op->getName()
                       << " could not be lowered (dynamic shapes are not "
@@ -756,6 +868,7 @@ struct ConvertQTrainToLinalgPass
 
 void mlir::qtrain::populateQTrainToLinalgConversionPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<FakeQuantLowering, QuantizeLowering, RangeEmaLowering>(
+  patterns.add<FakeQuantLowering, QuantizeLowering, RangeEmaLowering,
+               RoundFloatLowering>(
       patterns.getContext());
 }

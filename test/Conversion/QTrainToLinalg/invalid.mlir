@@ -1,7 +1,7 @@
 // RUN: qtrain-opt %s -split-input-file -verify-diagnostics --convert-qtrain-to-linalg
 
 func.func @grad_quant_left(%y: tensor<4x3xf32>, %b: i32, %s: i64, %t: i32) -> tensor<4x3xf32> {
-  // expected-error @+1 {{qtrain.grad_quant is not supported by convert-qtrain-to-linalg: run qtrain-autodiff first, which turns it into the backward quantizer}}
+  // expected-error @+1 {{qtrain.grad_quant is not supported by convert-qtrain-to-linalg: run qtrain-autodiff first, which moves its effect into the backward pass}}
   %0 = qtrain.grad_quant %y, %b rounding stochastic seed(%s, %t) : tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }
@@ -12,4 +12,20 @@ func.func @dynamic(%x: tensor<?x3xf32>, %b: i32) -> tensor<?x3xf32> {
   // expected-error @+1 {{qtrain.fake_quant could not be lowered (dynamic shapes are not supported)}}
   %0 = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<?x3xf32>
   return %0 : tensor<?x3xf32>
+}
+
+// -----
+
+func.func @grad_round_left(%y: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{qtrain.grad_round_float is not supported by convert-qtrain-to-linalg: run qtrain-autodiff first, which moves its effect into the backward pass}}
+  %0 = qtrain.grad_round_float %y to <5, 2, 0> : tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @round_below_fp32(%y: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{qtrain.round_float to #qtrain.float<8, 7, 3> could not be lowered: its normal range reaches below fp32's (smallest normal exponent -129 < -126)}}
+  %0 = qtrain.round_float %y to <8, 7, 3> : tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
 }

@@ -1,0 +1,429 @@
+//===- AssignPrecision.cpp - Float formats under a memory budget -*- C++ -*-===//
+//
+// qtrain-assign-precision: builds the memory model of PAPERS.md section 4
+// from the forward graph (modules, their outputs and parameters, sized at
+// the training batch), runs the search of lib/Search, and writes the chosen
+// #qtrain.float formats on every tensor, with a remark per group and an
+// optional JSON report.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/Transforms/Passes.h"
+
+#include "QTrain/QTrainAttrs.h"
+#include "qtrain/Search/Assignment.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::qtrain {
+#define GEN_PASS_DEF_ASSIGNPRECISIONPASS
+#include "qtrain/Transforms/Passes.h.inc"
+} // namespace mlir::qtrain
+
+using namespace mlir;
+using namespace mlir::qtrain;
+namespace rt = ::qtrain::rt;
+namespace search = ::qtrain::search;
+
+namespace {
+
+/// The memory model of a forward function: the search's modules, and where
+/// each lives in the IR.
+struct MemoryModel {
+  std::vector<search::ModuleSpec> modules;
+  /// Per module: the op that computes Y, or null for an input argument.
+  SmallVector<Operation *> ops;
+  /// Per module: its input argument, for inputs.
+  SmallVector<BlockArgument> inputs;
+  /// Per module, per ParamSpec: the parameter argument.
+  SmallVector<SmallVector<BlockArgument>> params;
+};
+
+struct AssignPrecisionPass
+    : mlir::qtrain::impl::AssignPrecisionPassBase<AssignPrecisionPass> {
+  using AssignPrecisionPassBase::AssignPrecisionPassBase;
+  void runOnOperation() override;
+};
+
+} // namespace
+
+static bool isParamArg(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg)
+    return false;
+  auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return fn && fn.getArgAttr(arg.getArgNumber(), kParamAttrName);
+}
+
+/// Reshapes and casts: their result is their operand's memory.
+static bool isAlias(Operation *op) {
+  return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+             tensor::ReshapeOp, tensor::CastOp>(op);
+}
+
+static search::ModuleKind kindOf(Operation *op) {
+  if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+    return search::ModuleKind::Linear;
+  if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNhwcHwcfOp>(op))
+    return search::ModuleKind::Conv;
+  return search::ModuleKind::Other;
+}
+
+/// A short, stable name for a module: the op (or "input") and where it is.
+static std::string moduleName(StringRef what, Location loc) {
+  std::string name = what.str();
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    name += " at " + llvm::sys::path::filename(file.getFilename()).str() +
+            ":" + std::to_string(file.getLine());
+  return name;
+}
+
+/// The parameters `v` is computed from through ops that read no data (weight
+/// transposes, bias broadcasts), in first-seen order.
+static void collectParams(Value v, const DenseMap<Value, int> &producer,
+                          SetVector<Value> &params,
+                          DenseSet<Operation *> &visited) {
+  if (isParamArg(v)) {
+    params.insert(v);
+    return;
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def || !visited.insert(def).second)
+    return;
+  for (Value operand : def->getOperands())
+    if (!producer.count(operand))
+      collectParams(operand, producer, params, visited);
+}
+
+static FailureOr<MemoryModel> buildModel(func::FuncOp fn) {
+  MemoryModel model;
+  // Data values and the module whose memory they are.
+  DenseMap<Value, int> producer;
+  DenseMap<Value, std::pair<int, int>> paramOwner;
+  auto numel = [](Type type) -> std::optional<int64_t> {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return std::nullopt;
+    return tensor.getNumElements();
+  };
+  for (BlockArgument arg : fn.getArguments()) {
+    if (isParamArg(arg) || !isa<RankedTensorType>(arg.getType()))
+      continue;
+    std::optional<int64_t> elements = numel(arg.getType());
+    if (!elements)
+      return fn.emitError("qtrain-assign-precision: input #")
+             << arg.getArgNumber() << " has a dynamic shape";
+    search::ModuleSpec spec;
+    spec.name = "input " + std::to_string(arg.getArgNumber());
+    spec.kind = search::ModuleKind::Input;
+    spec.outputElements = *elements;
+    producer[arg] = int(model.modules.size());
+    model.modules.push_back(spec);
+    model.ops.push_back(nullptr);
+    model.inputs.push_back(arg);
+    model.params.emplace_back();
+  }
+  for (Operation &op : fn.getBody().front()) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    Value firstData;
+    for (Value operand : op.getOperands())
+      if (producer.count(operand)) {
+        firstData = operand;
+        break;
+      }
+    if (!firstData)
+      continue; // parameters, constants and shapes only
+    if (isAlias(&op)) {
+      producer[op.getResult(0)] = producer[firstData];
+      continue;
+    }
+    if (op.getNumResults() != 1)
+      return op.emitError("qtrain-assign-precision: an op with ")
+             << op.getNumResults()
+             << " results reads data; the memory model needs one output "
+                "tensor per module";
+    std::optional<int64_t> elements = numel(op.getResult(0).getType());
+    if (!elements)
+      return op.emitError("qtrain-assign-precision: the output is not a "
+                          "statically shaped tensor: ")
+             << op.getResult(0).getType();
+    search::ModuleSpec spec;
+    StringRef opName = op.getName().getStringRef();
+    opName.consume_front("linalg.");
+    spec.name = moduleName(opName, op.getLoc());
+    spec.kind = kindOf(&op);
+    spec.predecessor = producer[firstData];
+    spec.outputElements = *elements;
+    int index = int(model.modules.size());
+    SetVector<Value> params;
+    DenseSet<Operation *> visited;
+    for (Value operand : op.getOperands())
+      if (!producer.count(operand))
+        collectParams(operand, producer, params, visited);
+    SmallVector<BlockArgument> args;
+    for (Value param : params) {
+      // A parameter read by several modules (tied weights) is one tensor:
+      // it is counted, and formatted, with its first reader.
+      if (paramOwner.count(param))
+        continue;
+      auto arg = cast<BlockArgument>(param);
+      std::optional<int64_t> n = numel(arg.getType());
+      if (!n)
+        return fn.emitError("qtrain-assign-precision: parameter #")
+               << arg.getArgNumber() << " has a dynamic shape";
+      paramOwner[param] = {index, int(args.size())};
+      spec.params.push_back({"param " + std::to_string(arg.getArgNumber()), *n});
+      args.push_back(arg);
+    }
+    producer[op.getResult(0)] = index;
+    model.modules.push_back(spec);
+    model.ops.push_back(&op);
+    model.inputs.push_back(BlockArgument());
+    model.params.push_back(args);
+  }
+  if (model.modules.empty())
+    return fn.emitError("qtrain-assign-precision: @")
+           << fn.getSymName() << " has no input tensor";
+  return model;
+}
+
+/// "123 B", "4.5 KiB", "6.7 MiB".
+static std::string formatBytes(int64_t bytes) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  if (bytes < 1024)
+    os << bytes << " B";
+  else if (bytes < 1024 * 1024)
+    os << llvm::format("%.1f KiB", bytes / 1024.0);
+  else
+    os << llvm::format("%.2f MiB", bytes / (1024.0 * 1024.0));
+  return out;
+}
+
+/// Bytes, or a number with a KiB/MiB/GiB (or K/M/G) suffix.
+static std::optional<int64_t> parseBytes(StringRef text) {
+  StringRef number = text.trim();
+  double unit = 1;
+  for (auto [suffix, scale] :
+       {std::pair<StringRef, double>{"GiB", 1 << 30}, {"MiB", 1 << 20},
+        {"KiB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10},
+        {"B", 1}})
+    if (number.consume_back(suffix)) {
+      unit = scale;
+      break;
+    }
+  double value;
+  if (number.trim().getAsDouble(value) || !(value >= 0) ||
+      value * unit > 9.0e18)
+    return std::nullopt;
+  return int64_t(value * unit);
+}
+
+static FloatFormatAttr toAttr(MLIRContext *ctx, const rt::FloatFormat &f,
+                              bool saturate) {
+  return FloatFormatAttr::get(ctx, f.exponentBits, f.mantissaBits,
+                              f.extraBias, saturate);
+}
+
+void AssignPrecisionPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  auto fn = module.lookupSymbol<func::FuncOp>(forward);
+  if (!fn || fn.isExternal()) {
+    module.emitError("qtrain-assign-precision: no function @") << forward;
+    return signalPassFailure();
+  }
+  bool hasRatio = ratio >= 0.0;
+  if (hasRatio == !budget.empty()) {
+    fn.emitError("qtrain-assign-precision: give exactly one of ratio=R (in "
+                 "[0, 1]) and budget=BYTES");
+    return signalPassFailure();
+  }
+  std::optional<int64_t> budgetBytes;
+  if (!hasRatio && !(budgetBytes = parseBytes(budget))) {
+    fn.emitError("qtrain-assign-precision: budget '")
+        << budget << "' is not a byte count (e.g. 1048576, 512KiB, 4MiB)";
+    return signalPassFailure();
+  }
+  search::Options options;
+  options.seed = seed;
+  options.scores.assign(scores.begin(), scores.end());
+  if (rt::Status s = search::parseOrder(order, options.order); s.failed()) {
+    fn.emitError("qtrain-assign-precision: ") << s.message();
+    return signalPassFailure();
+  }
+
+  FailureOr<MemoryModel> model = buildModel(fn);
+  if (failed(model))
+    return signalPassFailure();
+  std::vector<search::Group> groups;
+  if (rt::Status s = search::formGroups(model->modules, groups); s.failed()) {
+    fn.emitError("qtrain-assign-precision: ") << s.message();
+    return signalPassFailure();
+  }
+  search::Assignment result;
+  rt::Status status =
+      hasRatio ? search::assignByRatio(groups, ratio, options, result)
+               : search::assignByBudget(groups, *budgetBytes, options, result);
+  if (status.failed()) {
+    fn.emitError("qtrain-assign-precision: ") << status.message();
+    return signalPassFailure();
+  }
+  numLowGroups = result.numLow;
+
+  // Annotate every tensor; P and Y saturate, GY and GP may overflow.
+  Builder b(ctx);
+  auto formatFor = [&](int group, search::TensorClass cls) {
+    bool saturate =
+        cls == search::TensorClass::P || cls == search::TensorClass::Y;
+    return toAttr(ctx, result.formatOf(group, cls), saturate);
+  };
+  SmallVector<SmallVector<std::string>> groupModules(groups.size());
+  for (const search::Group &group : groups)
+    for (const search::TensorRef &t : group.tensors) {
+      int m = t.module;
+      if (t.cls == search::TensorClass::Y) {
+        groupModules[group.id].push_back(model->modules[m].name);
+        auto formats = b.getDictionaryAttr(
+            {b.getNamedAttr("y", formatFor(group.id, search::TensorClass::Y)),
+             b.getNamedAttr("gy",
+                            formatFor(group.id, search::TensorClass::GY))});
+        if (Operation *op = model->ops[m]) {
+          op->setAttr(kFormatsAttrName, formats);
+          op->setAttr(kGroupAttrName, b.getI64IntegerAttr(group.id));
+        } else {
+          unsigned arg = model->inputs[m].getArgNumber();
+          fn.setArgAttr(arg, kFormatsAttrName, formats);
+          fn.setArgAttr(arg, kGroupAttrName, b.getI64IntegerAttr(group.id));
+        }
+      } else if (t.cls == search::TensorClass::P) {
+        unsigned arg = model->params[m][t.param].getArgNumber();
+        fn.setArgAttr(
+            arg, kFormatsAttrName,
+            b.getDictionaryAttr(
+                {b.getNamedAttr("p",
+                                formatFor(group.id, search::TensorClass::P)),
+                 b.getNamedAttr(
+                     "gp", formatFor(group.id, search::TensorClass::GP))}));
+        fn.setArgAttr(arg, kGroupAttrName, b.getI64IntegerAttr(group.id));
+      }
+    }
+
+  // Remarks: one per group, on the op that starts it, and a summary.
+  int64_t total = 0;
+  for (const search::Group &group : groups)
+    total += group.elements;
+  for (const search::Group &group : groups) {
+    int first = group.tensors.front().module;
+    for (const search::TensorRef &t : group.tensors)
+      if (t.cls == search::TensorClass::Y) {
+        first = t.module;
+        break;
+      }
+    Location loc = model->ops[first] ? model->ops[first]->getLoc()
+                                     : model->inputs[first].getLoc();
+    bool low = result.low[group.id];
+    InFlightDiagnostic remark = emitRemark(loc);
+    remark << "group " << group.id << " ("
+           << llvm::join(groupModules[group.id], ", ") << "): "
+           << group.elements << " elements ("
+           << llvm::formatv("{0:f3}", double(group.elements) / double(total))
+                  .str()
+           << " of all), "
+           << formatBytes(search::bitsToBytes(
+                  result.groupBitsBefore[group.id]))
+           << " -> "
+           << formatBytes(search::bitsToBytes(result.groupBitsAfter[group.id]))
+           << ", " << (low ? "low" : "high") << ": P, Y "
+           << formatFor(group.id, search::TensorClass::Y) << ", GY "
+           << formatFor(group.id, search::TensorClass::GY) << ", GP "
+           << formatFor(group.id, search::TensorClass::GP);
+  }
+  fn.emitRemark() << "qtrain-assign-precision: order " << order << ", r = "
+                  << llvm::formatv("{0}", result.ratio).str() << ": "
+                  << result.numLow << " of " << groups.size()
+                  << " groups low (covering "
+                  << llvm::formatv("{0:f4}", result.covered).str()
+                  << " of the elements); tensor memory "
+                  << formatBytes(result.bytesBefore()) << " -> "
+                  << formatBytes(result.bytesAfter()) << " ("
+                  << llvm::formatv("{0:f3}", double(result.bytesAfter()) /
+                                                 double(result.bytesBefore()))
+                         .str()
+                  << "x)";
+
+  if (report.empty())
+    return;
+  // Master weights and the momentum buffer: fp32, outside the assignment.
+  int64_t paramElements = 0;
+  for (const search::ModuleSpec &m : model->modules)
+    for (const search::ParamSpec &p : m.params)
+      paramElements += p.elements;
+  llvm::json::Array groupArray;
+  for (const search::Group &group : groups) {
+    llvm::json::Array tensors;
+    for (const search::TensorRef &t : group.tensors) {
+      std::string format;
+      llvm::raw_string_ostream os(format);
+      os << formatFor(group.id, t.cls);
+      llvm::json::Object tensor{
+          {"module", model->modules[t.module].name},
+          {"class", search::toString(t.cls)},
+          {"elements", t.elements},
+          {"format", format}};
+      if (t.param >= 0)
+        tensor["param"] = model->modules[t.module].params[t.param].name;
+      tensors.push_back(std::move(tensor));
+    }
+    llvm::json::Array modules;
+    for (const std::string &name : groupModules[group.id])
+      modules.push_back(name);
+    groupArray.push_back(llvm::json::Object{
+        {"id", group.id},
+        {"modules", std::move(modules)},
+        {"elements", group.elements},
+        {"ratio", double(group.elements) / double(total)},
+        {"low", bool(result.low[group.id])},
+        {"bytes_before",
+         search::bitsToBytes(result.groupBitsBefore[group.id])},
+        {"bytes_after", search::bitsToBytes(result.groupBitsAfter[group.id])},
+        {"tensors", std::move(tensors)}});
+  }
+  llvm::json::Array orderArray;
+  for (int id : result.order)
+    orderArray.push_back(id);
+  llvm::json::Object root{
+      {"format", "qtrain-precision-assignment"},
+      {"version", 1},
+      {"function", fn.getSymName()},
+      {"order", order},
+      {"ratio", result.ratio},
+      {"covered", result.covered},
+      {"low_groups", result.numLow},
+      {"group_order", std::move(orderArray)},
+      {"assigned_bytes_before", result.bytesBefore()},
+      {"assigned_bytes_after", result.bytesAfter()},
+      {"master_weight_bytes", 4 * paramElements},
+      {"optimizer_state_bytes", 4 * paramElements},
+      {"groups", std::move(groupArray)}};
+  if (budgetBytes)
+    root["budget_bytes"] = *budgetBytes;
+  std::error_code ec;
+  llvm::raw_fd_ostream os(report, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    fn.emitError("qtrain-assign-precision: cannot write the report '")
+        << report << "': " << ec.message();
+    return signalPassFailure();
+  }
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+}
