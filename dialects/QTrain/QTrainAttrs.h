@@ -33,7 +33,9 @@ inline constexpr llvm::StringLiteral kGradScheduleAttrName =
 inline constexpr llvm::StringLiteral kControlAttrName = "qtrain.control";
 /// Name of the argument and result attribute that marks state the step
 /// carries from one call to the next (other than parameters and optimizer
-/// state): "ema" for the running range of a quantized activation.
+/// state): "ema" for the running range of a quantized activation,
+/// "loss_scale" for the dynamic loss scale (a tensor<1xf32> the step reads
+/// and returns unchanged; the runtime updates it between steps).
 inline constexpr llvm::StringLiteral kStateAttrName = "qtrain.state";
 /// Name of the discardable attribute that numbers a quantized layer (on its
 /// forward op and on its backward products).

@@ -150,9 +150,10 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
   }
   if (attr.getName() == kStateAttrName) {
     auto kind = dyn_cast<StringAttr>(attr.getValue());
-    if (kind && kind.getValue() == "ema")
+    if (kind && llvm::is_contained({"ema", "loss_scale"}, kind.getValue()))
       return success();
-    return op->emitError() << "'" << kStateAttrName << "' must be \"ema\", got "
+    return op->emitError() << "'" << kStateAttrName
+                           << "' must be \"ema\" or \"loss_scale\", got "
                            << attr.getValue();
   }
   if (isArgument && attr.getName() == kControlAttrName) {

@@ -128,9 +128,10 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
         info.controls.push_back(control.getValue().str());
       continue;
     }
-    if (train.getArgAttr(i, kStateAttrName)) {
+    if (auto kind = train.getArgAttrOfType<StringAttr>(i, kStateAttrName)) {
       info.state.push_back(
           tensorInfo(type, "state" + std::to_string(info.state.size())));
+      info.state.back().kind = kind.getValue().str();
       continue;
     }
     // The momentum buffers follow the parameters.
@@ -244,7 +245,7 @@ LogicalResult mlir::qtrain::writeManifest(const StepInfo &info, StringRef dir,
   llvm::json::Array state;
   for (const TensorInfo &s : info.state) {
     llvm::json::Object entry = tensorJson(s);
-    entry["kind"] = "ema";
+    entry["kind"] = s.kind;
     state.push_back(std::move(entry));
   }
   llvm::json::Array controls;

@@ -9,11 +9,42 @@
 
 #include "qtrain/Bundle/Bundle.h"
 
+#include "QTrain/QTrainAttrs.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
 using namespace mlir::qtrain;
+
+LogicalResult mlir::qtrain::addEmptySlots(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  if (module->hasAttr(kSitesAttrName))
+    return module.emitError("qtrain-compile: the module has kernel sites");
+  for (StringRef name : {"train_step", "eval_step"}) {
+    auto fn = module.lookupSymbol<func::FuncOp>(name);
+    if (!fn || fn.isExternal())
+      return module.emitError("qtrain-compile: no function @") << name;
+    // The slots go after the last control or state argument.
+    unsigned index = 0;
+    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+      if (fn.getArgAttr(i, kControlAttrName) ||
+          fn.getArgAttr(i, kStateAttrName))
+        index = i + 1;
+    if (index == 0)
+      return fn.emitError("qtrain-compile: @")
+             << name << " has no control arguments";
+    (void)fn.insertArgument(
+        index, RankedTensorType::get({0}, IntegerType::get(ctx, 32)),
+        DictionaryAttr::get(
+            ctx, {NamedAttribute(StringAttr::get(ctx, kControlAttrName),
+                                 StringAttr::get(ctx, "slots"))}),
+        fn.getLoc());
+  }
+  module->setAttr(kSitesAttrName, ArrayAttr::get(ctx, {}));
+  return success();
+}
 
 /// Adds `name(ptr args)` calling `callee` with args[i] as its i-th argument
 /// (the pointer itself for pointer arguments, the value it points to

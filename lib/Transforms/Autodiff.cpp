@@ -48,6 +48,26 @@ static void setRole(Operation *op, Role role) {
   op->setAttr(kRoleAttrName, RoleAttr::get(op->getContext(), role));
 }
 
+/// `t` times or divided by the scalar `s`, elementwise.
+static Value scaleTensor(OpBuilder &b, Location loc, Value t, Value s,
+                         bool divide) {
+  auto type = cast<RankedTensorType>(t.getType());
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                       type.getElementType());
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{t}, ValueRange{init},
+      ArrayRef<AffineMap>{id, id},
+      SmallVector<utils::IteratorType>(type.getRank(),
+                                       utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value v = divide ? arith::DivFOp::create(nb, nl, args[0], s).getResult()
+                         : arith::MulFOp::create(nb, nl, args[0], s).getResult();
+        linalg::YieldOp::create(nb, nl, v);
+      });
+  return generic.getResult(0);
+}
+
 LogicalResult AutodiffPass::buildTrainStep(func::FuncOp forwardFn,
                                            LossKind lossKind) {
   MLIRContext *ctx = &getContext();
@@ -124,7 +144,22 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp forwardFn,
   LossValues lossValues = buildLoss(b, loc, lossKind, stepLogits, labels);
   SmallVector<Value> params(entry->getArguments().take_front(numParams));
   ReverseMode rm(b, *entry, params);
-  rm.accumulate(stepLogits, lossValues.dLogits);
+  // Dynamic loss scaling (a {qtrain.state = "loss_scale"} input): the
+  // backward pass runs on S * dL, and the parameter gradients are divided
+  // by S before the update. S is a power of two, so both are exact unless
+  // they overflow, which the runtime detects.
+  Value lossScale;
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i)
+    if (auto kind = step.getArgAttrOfType<StringAttr>(i, kStateAttrName);
+        kind && kind.getValue() == "loss_scale") {
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      lossScale =
+          tensor::ExtractOp::create(b, loc, entry->getArgument(i), zero);
+    }
+  Value dLogits = lossValues.dLogits;
+  if (lossScale)
+    dLogits = scaleTensor(b, loc, dLogits, lossScale, /*divide=*/false);
+  rm.accumulate(stepLogits, dLogits);
   if (failed(rm.run(forwardOps)))
     return failure();
   for (Operation *op = beforeBackward ? beforeBackward->getNextNode()
@@ -143,6 +178,8 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp forwardFn,
                                 "zero";
       grad = rm.zeros(loc, cast<RankedTensorType>(param.getType()));
     }
+    if (lossScale)
+      grad = scaleTensor(b, loc, grad, lossScale, /*divide=*/true);
     if (Operation *def = grad.getDefiningOp())
       setRole(def, Role::WeightGrad);
     SgdValues updated =

@@ -146,7 +146,14 @@ void InsertQuantPass::runOnOperation() {
     return signalPassFailure();
   }
   if (policy == "none") {
-    // Full precision: nothing to place; the schedule says so.
+    // Full precision: nothing to place; the schedule says so. The controls
+    // are still arguments, unused, so that every step has the same ABI.
+    for (auto [type, name] :
+         {std::pair<Type, StringRef>{IntegerType::get(ctx, 32), "bits"},
+          {IntegerType::get(ctx, 32), "grad_bits"},
+          {IntegerType::get(ctx, 64), "seed"},
+          {IntegerType::get(ctx, 32), "step"}})
+      addControl(fn, type, name);
     module->setAttr(kScheduleAttrName, StaticScheduleAttr::get(ctx, 0));
     module->setAttr(kGradScheduleAttrName, StaticScheduleAttr::get(ctx, 0));
     fn.emitRemark("policy=none: no quantizers, fp32 throughout");

@@ -46,6 +46,12 @@ getFormats(Location loc, Attribute attr, StringRef forwardKey,
   return std::make_pair(forward, grad);
 }
 
+/// Whether qtrain.round_float can round a value of `type`.
+static bool isF32Tensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getElementType().isF32();
+}
+
 /// Makes every use of `value` except in `keep` read
 /// grad_round_float(round_float(value)) (Y and GY) or
 /// round_float(grad_round_float(value)) (P and GP), built at `b`.
@@ -85,6 +91,12 @@ void InsertRoundingPass::runOnOperation() {
     Attribute attr = fn.getArgAttr(arg.getArgNumber(), kFormatsAttrName);
     if (!attr)
       continue;
+    if (!isF32Tensor(arg.getType())) {
+      emitError(arg.getLoc(), "qtrain-insert-rounding: '")
+          << kFormatsAttrName << "' on argument #" << arg.getArgNumber()
+          << " of type " << arg.getType() << "; only f32 tensors are rounded";
+      return signalPassFailure();
+    }
     bool parameter = bool(fn.getArgAttr(arg.getArgNumber(), kParamAttrName));
     auto formats = getFormats(arg.getLoc(), attr, parameter ? "p" : "y",
                               parameter ? "gp" : "gy");
@@ -100,10 +112,9 @@ void InsertRoundingPass::runOnOperation() {
     Attribute attr = op.getAttr(kFormatsAttrName);
     if (!attr)
       continue;
-    if (op.getNumResults() != 1 ||
-        !isa<RankedTensorType>(op.getResult(0).getType())) {
+    if (op.getNumResults() != 1 || !isF32Tensor(op.getResult(0).getType())) {
       op.emitError("qtrain-insert-rounding: '")
-          << kFormatsAttrName << "' on an op without one tensor result";
+          << kFormatsAttrName << "' on an op without one f32 tensor result";
       return signalPassFailure();
     }
     auto formats = getFormats(op.getLoc(), attr, "y", "gy");
@@ -115,4 +126,24 @@ void InsertRoundingPass::runOnOperation() {
     op.removeAttr(kFormatsAttrName);
     op.removeAttr(kGroupAttrName);
   }
+  if (!lossScale)
+    return;
+  // The loss scale: a state tensor the step returns unchanged.
+  for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+    if (auto kind = fn.getArgAttrOfType<StringAttr>(i, kStateAttrName);
+        kind && kind.getValue() == "loss_scale") {
+      fn.emitError("qtrain-insert-rounding: @")
+          << forward << " has a loss scale already";
+      return signalPassFailure();
+    }
+  MLIRContext *ctx = &getContext();
+  auto type = RankedTensorType::get({1}, Float32Type::get(ctx));
+  auto attrs = DictionaryAttr::get(
+      ctx, {NamedAttribute(StringAttr::get(ctx, kStateAttrName),
+                           StringAttr::get(ctx, "loss_scale"))});
+  unsigned index = fn.getNumArguments();
+  (void)fn.insertArgument(index, type, attrs, fn.getLoc());
+  (void)fn.insertResult(fn.getNumResults(), type, attrs);
+  auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+  returnOp.getOperandsMutable().append(fn.getArgument(index));
 }

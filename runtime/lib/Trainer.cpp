@@ -216,6 +216,13 @@ Status Trainer::create(std::shared_ptr<const Bundle> bundle,
     if (!std::isfinite(value))
       return failWith(kind, ErrorKind::InvalidArgument,
                       std::string(name) + " must be finite");
+  if (int exponent; !(o.initialLossScale > 0.0f) ||
+                    !std::isfinite(o.initialLossScale) ||
+                    std::frexp(o.initialLossScale, &exponent) != 0.5f)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    "initial loss scale " +
+                        std::to_string(o.initialLossScale) +
+                        " is not a positive power of two");
 
   if (Status s = validateSchedule(m, t->schedule, o.schedule, t->gradSchedule,
                                   o.gradSchedule, kind);
@@ -281,7 +288,21 @@ Status Trainer::initialize(ErrorKind *kind) {
     }
   }
 
-  // Parameter init into the current set (momentum and state stay zero).
+  // The dynamic loss scale starts at its initial value in both sets.
+  for (size_t i = 0; i < numState; ++i)
+    if (m.state[i].kind == "loss_scale") {
+      if (m.state[i].numel != 1)
+        return failWith(kind, ErrorKind::InvalidArgument,
+                        "state '" + m.state[i].name +
+                            "': a loss scale has one element, not " +
+                            std::to_string(m.state[i].numel));
+      lossScaleState = int64_t(i);
+      for (std::vector<Buffer> &set : buffers)
+        set[2 * numParameters + i].data[0] = options.initialLossScale;
+    }
+
+  // Parameter init into the current set (momentum and other state stay
+  // zero).
   for (size_t i = 0; i < numParameters; ++i) {
     const ParameterSpec &p = m.parameters[i];
     float *data = buffers[current][i].data;
@@ -397,7 +418,26 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
   bundle->getTrainStep()(args.data());
   loss = lossArg;
 
-  current = 1 - current;
+  // A scaled gradient that overflowed leaves inf or NaN in the new
+  // parameters or momentum: keep the current buffers and halve the scale.
+  lastSkipped = false;
+  if (lossScaleState >= 0) {
+    const std::vector<Buffer> &next = buffers[1 - current];
+    for (size_t i = 0; !lastSkipped && i < 2 * numParameters; ++i)
+      for (size_t e = 0; e < next[i].count; ++e)
+        if (!std::isfinite(next[i].data[e])) {
+          lastSkipped = true;
+          break;
+        }
+  }
+  if (lastSkipped) {
+    ++skippedSteps;
+    float &scale = buffers[current][2 * numParameters + lossScaleState].data[0];
+    // Never below 1: a gradient that overflows at scale 1 overflows fp32.
+    scale = std::max(1.0f, scale * 0.5f);
+  } else {
+    current = 1 - current;
+  }
   ++stepIndex;
   lastBits = bitsArg;
   lastGradBits = gradBitsArg;
@@ -481,6 +521,24 @@ int64_t Trainer::findParameter(std::string_view name) const {
 }
 
 size_t Trainer::getNumState() const { return numState; }
+
+float Trainer::getLossScale() const {
+  if (lossScaleState < 0)
+    return 1.0f;
+  return buffers[current][2 * numParameters + lossScaleState].data[0];
+}
+
+Status Trainer::setLossScale(float scale) {
+  if (lossScaleState < 0)
+    return Status::error("the bundle has no dynamic loss scale");
+  int exponent;
+  if (!(scale > 0.0f) || !std::isfinite(scale) ||
+      std::frexp(scale, &exponent) != 0.5f)
+    return Status::error("loss scale " + std::to_string(scale) +
+                         " is not a positive power of two");
+  buffers[current][2 * numParameters + lossScaleState].data[0] = scale;
+  return Status::success();
+}
 
 const StateSpec &Trainer::getStateSpec(size_t index) const {
   return bundle->getManifest().state[index];

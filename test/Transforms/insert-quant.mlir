@@ -23,7 +23,9 @@
 // STATIC: module attributes {qtrain.grad_schedule = #qtrain.static<4>, qtrain.schedule = #qtrain.static<6>}
 // NONE: module attributes {qtrain.grad_schedule = #qtrain.static<fp32>, qtrain.schedule = #qtrain.static<fp32>}
 // NONE-LABEL: func.func @forward
-//  NONE-SAME:   (%{{.*}}: tensor<3x5xf32> {qtrain.param}, %{{.*}}: tensor<4x5xf32>) -> tensor<4x3xf32>
+//  NONE-SAME:   (%{{.*}}: tensor<3x5xf32> {qtrain.param}, %{{.*}}: tensor<4x5xf32>,
+//  NONE-SAME:   %{{.*}}: i32 {qtrain.control = "bits"}, %{{.*}}: i32 {qtrain.control = "grad_bits"},
+//  NONE-SAME:   %{{.*}}: i64 {qtrain.control = "seed"}, %{{.*}}: i32 {qtrain.control = "step"}) -> tensor<4x3xf32>
 //   NONE-NOT:   qtrain.fake_quant
 // STATIC-LABEL: func.func @forward
 //   STATIC-NOT:   qtrain.fake_quant

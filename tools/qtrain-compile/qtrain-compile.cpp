@@ -65,6 +65,29 @@ static cl::opt<std::string>
                        "portable bundle"));
 static cl::opt<unsigned> maxVariants("max-variants", cl::init(1000),
                                      cl::desc("Variant budget"));
+// Mixed-precision float formats under a memory budget (PAPERS.md section 4,
+// qtrain-assign-precision).
+static cl::opt<std::string> precisionRatio(
+    "precision-ratio", cl::init(""),
+    cl::desc("Store this fraction r in [0, 1] of the step's tensors in low "
+             "float formats (PAPERS.md section 4)"));
+static cl::opt<std::string> precisionBudget(
+    "precision-budget", cl::init(""),
+    cl::desc("Memory budget of the step's tensors (bytes, or with KiB/MiB/"
+             "GiB): the smallest r that fits"));
+static cl::opt<std::string>
+    precisionOrder("precision-order", cl::init("largest"),
+                   cl::desc("Group order: largest (the paper), smallest, "
+                            "random, scored"));
+static cl::opt<uint64_t> precisionSeed("precision-seed", cl::init(0),
+                                       cl::desc("Seed of the random order"));
+static cl::opt<std::string>
+    precisionScores("precision-scores", cl::init(""),
+                    cl::desc("Scored order: one score per group, comma-"
+                             "separated"));
+static cl::opt<std::string>
+    precisionReport("precision-report", cl::init(""),
+                    cl::desc("Write the precision assignment as JSON here"));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "qtrain-compile: error: " << message << "\n";
@@ -81,6 +104,15 @@ int main(int argc, char **argv) {
   auto start = std::chrono::steady_clock::now();
 
   // Precisions and schedules, checked before any work.
+  bool floatFormats = !precisionRatio.empty() || !precisionBudget.empty();
+  if (floatFormats) {
+    if (policy.getNumOccurrences() && policy != "none")
+      return fail("--precision-ratio/--precision-budget assign float formats "
+                  "(PAPERS.md section 4) to an fp32 step; they do not combine "
+                  "with --policy=" +
+                  policy);
+    policy.setValue("none");
+  }
   std::vector<int> bitList, gradList;
   if (std::string why; failed(mlir::qtrain::checkTargetCpu(targetCpu, why)))
     return fail(why);
@@ -141,10 +173,33 @@ int main(int argc, char **argv) {
     pipeline += "qtrain-lift-params,";
   if (batch > 0)
     pipeline += "qtrain-rebatch{batch=" + std::to_string(batch) + "},";
+  if (floatFormats) {
+    // Option values go into a pipeline string: no spaces, braces or quotes.
+    for (const std::string &value :
+         {precisionRatio.getValue(), precisionBudget.getValue(),
+          precisionOrder.getValue(), precisionScores.getValue(),
+          precisionReport.getValue()})
+      if (value.find_first_of(" {}'\"") != std::string::npos)
+        return fail("precision option value '" + value +
+                    "' may not contain spaces, braces or quotes");
+    pipeline += "qtrain-assign-precision{order=" + precisionOrder +
+                " seed=" + std::to_string(precisionSeed);
+    if (!precisionRatio.empty())
+      pipeline += " ratio=" + precisionRatio;
+    if (!precisionBudget.empty())
+      pipeline += " budget=" + precisionBudget;
+    if (!precisionScores.empty())
+      pipeline += " scores=" + precisionScores;
+    if (!precisionReport.empty())
+      pipeline += " report=" + precisionReport;
+    pipeline += "},";
+  }
   pipeline += "qtrain-insert-quant{policy=" + policy +
               " schedule=" + scheduleText +
-              " grad-bits=" + std::to_string(firstGradBits) +
-              "},qtrain-autodiff{loss=" + loss + "}";
+              " grad-bits=" + std::to_string(firstGradBits) + "},";
+  if (floatFormats)
+    pipeline += "qtrain-insert-rounding,";
+  pipeline += "qtrain-autodiff{loss=" + loss + "}";
   if (policy != "none")
     pipeline +=
         ",qtrain-form-kernels,qtrain-materialize-variants{bits=" + bits +
@@ -160,9 +215,8 @@ int main(int argc, char **argv) {
   });
   if (failed(frontend.run(*module)))
     return 1;
-  if (policy == "none")
-    return fail("policy=none bundles are not supported yet: a bundle needs "
-                "kernel sites");
+  if (policy == "none" && failed(mlir::qtrain::addEmptySlots(*module)))
+    return 1;
 
   FailureOr<mlir::qtrain::StepInfo> info =
       mlir::qtrain::collectStepInfo(*module);
@@ -223,7 +277,8 @@ int main(int argc, char **argv) {
   if (llvm::sys::ExecuteAndWait(*clang, linkArgs) != 0)
     return abandon("linking " + std::string(library) + " failed");
   llvm::sys::fs::remove(object);
-  std::string gradSchedule = "static:" + std::to_string(firstGradBits);
+  std::string gradSchedule =
+      policy == "none" ? "fp32" : "static:" + std::to_string(firstGradBits);
   if (failed(mlir::qtrain::writeManifest(
           *info, staging, "model.so", rt::printSchedule(parsed), gradSchedule,
           commandLine, module->getLoc())))
@@ -262,11 +317,17 @@ int main(int argc, char **argv) {
                << "  kernels:";
   for (const auto &[kind, count] : kernelKinds)
     llvm::outs() << " " << kind << " " << count;
+  if (kernelKinds.empty())
+    llvm::outs() << " none";
   llvm::outs() << " (variant functions by kind)\n"
                << "  schedule: " << rt::printSchedule(parsed)
                << ", backward: " << gradSchedule << "\n"
                << "  BitOps per step (forward/backward bits):";
-  for (auto [b, g] : info->sites.front().precisions) {
+  if (info->sites.empty())
+    llvm::outs() << " no kernel sites";
+  for (auto [b, g] : info->sites.empty()
+                         ? std::vector<std::pair<int, int>>{}
+                         : info->sites.front().precisions) {
     double total = 0;
     for (const mlir::qtrain::SiteInfo &site : info->sites)
       total += rt::bitOps(double(site.macs), b, g);

@@ -28,6 +28,8 @@ struct TensorInfo {
   int64_t fanIn = 0;
   /// The initial value (qtrain.init) of a "file" parameter, raw bytes.
   std::vector<char> data;
+  /// State tensors: what they are for ("ema" or "loss_scale").
+  std::string kind;
 };
 
 /// A kernel site and its precisions.
@@ -53,6 +55,12 @@ struct StepInfo {
 /// Reads @train_step, @eval_step and qtrain.sites; errors name what is
 /// missing.
 FailureOr<StepInfo> collectStepInfo(ModuleOp module);
+
+/// Gives a training module without kernel sites (no quantized layers, e.g.
+/// the float formats of qtrain-assign-precision) the step ABI of one with
+/// sites: an empty `slots` argument after the controls and state of
+/// @train_step and @eval_step, and an empty qtrain.sites.
+LogicalResult addEmptySlots(ModuleOp module);
 
 /// Adds `qtrain_train_step(ptr)` and `qtrain_eval_step(ptr)` to a module
 /// lowered to the LLVM dialect: each loads its arguments from an array of

@@ -276,6 +276,7 @@ def AssignPrecisionPass : Pass<"qtrain-assign-precision", "::mlir::ModuleOp"> {
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Write the assignment as JSON to this file">,
   ];
+  let dependentDialects = ["::mlir::qtrain::QTrainDialect"];
   let statistics = [
     Statistic<"numLowGroups", "low-groups", "Groups stored in low precision">,
   ];
@@ -297,11 +298,23 @@ def InsertRoundingPass : Pass<"qtrain-insert-rounding", "::mlir::ModuleOp"> {
     Forward roundings saturate, backward ones overflow to +-inf (PAPERS.md
     section 4). The attributes are removed. A `qtrain.formats` that is not a
     dictionary of `#qtrain.float` with the keys the value needs is an error.
+
+    With `loss-scale` (the default), the function also gains the dynamic
+    loss scale of the paper as a state tensor, `tensor<1xf32>
+    {qtrain.state = "loss_scale"}`, appended to its arguments and returned
+    unchanged after its other results: `qtrain-autodiff` scales the loss
+    gradient by it and divides the parameter gradients by it before the
+    update, and the runtime sets it (65536 at the start, x2 every epoch,
+    x0.5 with the step skipped when a gradient overflows). Run it after
+    `qtrain-insert-quant`, whose controls come first in the step's ABI.
   }];
   let options = [
     Option<"forward", "forward", "std::string", /*default=*/"\"forward\"",
            "Name of the forward function">,
+    Option<"lossScale", "loss-scale", "bool", /*default=*/"true",
+           "Add the dynamic loss scale state">,
   ];
+  let dependentDialects = ["::mlir::qtrain::QTrainDialect"];
 }
 
 def InferRolesPass : Pass<"qtrain-infer-roles", "::mlir::ModuleOp"> {

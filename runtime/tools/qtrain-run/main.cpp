@@ -413,7 +413,8 @@ public:
     keep("epochs.csv", resumeStep / stepsPerEpoch, true, 0);
     keep("epochs.jsonl", resumeStep / stepsPerEpoch, false, 0);
     stepsCsv = append("steps.csv", "step,epoch,loss,bits,grad_bits,bitops,"
-                                   "cumulative_bitops,step_seconds\n");
+                                   "cumulative_bitops,step_seconds,"
+                                   "loss_scale,skipped\n");
     stepsJson = append("steps.jsonl", "");
     epochsCsv =
         append("epochs.csv", "epoch,step,train_loss,test_loss,test_accuracy,"
@@ -426,11 +427,13 @@ public:
         std::fclose(f);
   }
 
+  /// `lossScale` is the scale the step ran with (1 without loss scaling).
   void step(int64_t step, int64_t epoch, float loss, int bits, int gradBits,
-            double bitOps, double total, double seconds) {
-    std::fprintf(stepsCsv, "%lld,%lld,%.9g,%d,%d,%.6g,%.6g,%.6f\n",
+            double bitOps, double total, double seconds, float lossScale,
+            bool skipped) {
+    std::fprintf(stepsCsv, "%lld,%lld,%.9g,%d,%d,%.6g,%.6g,%.6f,%.9g,%d\n",
                  (long long)step, (long long)epoch, loss, bits, gradBits,
-                 bitOps, total, seconds);
+                 bitOps, total, seconds, lossScale, skipped ? 1 : 0);
     json j = {{"step", step},
               {"epoch", epoch},
               {"loss", loss},
@@ -438,7 +441,9 @@ public:
               {"grad_bits", gradBits},
               {"bitops", bitOps},
               {"cumulative_bitops", total},
-              {"step_seconds", seconds}};
+              {"step_seconds", seconds},
+              {"loss_scale", lossScale},
+              {"skipped", skipped}};
     std::fprintf(stepsJson, "%s\n", j.dump().c_str());
   }
 
@@ -1031,9 +1036,17 @@ int main(int argc, char **argv) {
       order = rt::shuffleOrder(o.seed, epoch, data.train.count);
     fillBatch(data.train, order, pos, batch, o, x.data(), labels.data());
     float loss = 0;
+    float lossScale = trainer->getLossScale();
     auto t0 = Clock::now();
     if (rt::Status s = trainer->step(x.data(), labels.data(), loss); s.failed())
       die("step " + std::to_string(step) + ": " + s.message());
+    if (trainer->lastStepSkipped()) {
+      progress.clear();
+      std::printf("step %lld: a gradient overflowed at loss scale %g; step "
+                  "skipped, loss scale now %g\n",
+                  (long long)step, lossScale, trainer->getLossScale());
+      std::fflush(stdout);
+    }
     double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (!std::isfinite(loss)) {
       progress.clear();
@@ -1049,7 +1062,8 @@ int main(int argc, char **argv) {
     ++times.first;
     times.second += seconds;
     logs.step(step, epoch, loss, bits, gradBits, trainer->getLastBitOps(),
-              trainer->getTotalBitOps(), seconds);
+              trainer->getTotalBitOps(), seconds, lossScale,
+              trainer->lastStepSkipped());
     epochLoss += loss;
     ++epochSteps;
     ++rateSteps;
@@ -1080,6 +1094,10 @@ int main(int argc, char **argv) {
       // The rate excludes evaluation.
       rateStart = Clock::now();
       rateSteps = 0;
+      // Dynamic loss scaling doubles the scale every epoch (PAPERS.md
+      // section 4), up to 2^64.
+      if (trainer->hasLossScale() && trainer->getLossScale() < 0x1p64f)
+        (void)trainer->setLossScale(2.0f * trainer->getLossScale());
     }
     // After the epoch's evaluation, so that a checkpoint at an epoch's end
     // has that epoch's row in the logs.
@@ -1114,9 +1132,17 @@ int main(int argc, char **argv) {
     std::printf("  %s/%s: %.1f ms over %lld steps\n",
                 precisionName(p.first).c_str(), precisionName(p.second).c_str(),
                 1000.0 * v.second / v.first, (long long)v.first);
-  std::printf("BitOps: %.4g in %lld steps = %.4f x static 8/8, %.5f x fp32\n",
-              totalBitOps, (long long)total, totalBitOps / static8,
-              totalBitOps / fp32);
+  if (fp32 > 0)
+    std::printf("BitOps: %.4g in %lld steps = %.4f x static 8/8, %.5f x "
+                "fp32\n",
+                totalBitOps, (long long)total, totalBitOps / static8,
+                totalBitOps / fp32);
+  else
+    std::printf("BitOps: not counted (the bundle has no kernel sites)\n");
+  if (trainer->hasLossScale())
+    std::printf("loss scale: %g now, %lld steps skipped this session\n",
+                trainer->getLossScale(),
+                (long long)trainer->getSkippedSteps());
   std::printf("checkpoint: %s\nlogs: %s/{steps,epochs}.{csv,jsonl}; plots: "
               "%s/{precision,loss,accuracy}.svg\n",
               checkpointPath.c_str(), outDir.c_str(), outDir.c_str());

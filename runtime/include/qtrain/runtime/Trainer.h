@@ -76,6 +76,9 @@ struct TrainerOptions {
   float learningRate = 0.01f;
   float momentum = 0.9f;
   float weightDecay = 0.0f;
+  /// Initial dynamic loss scale, for bundles with a "loss_scale" state
+  /// (PAPERS.md section 4: 65536); a positive power of two.
+  float initialLossScale = 65536.0f;
 };
 
 /// eval()'s `bits` for "the schedule's bits at the current step".
@@ -114,7 +117,11 @@ public:
   /// Runs training step getStep(): selects the variants, calls the
   /// library's train step on `x` (input numel floats) and `labels` (labels
   /// numel class indices, each in [0, classes)), stores the loss, makes the
-  /// new buffers current and advances the step.
+  /// new buffers current and advances the step. With a dynamic loss scale
+  /// (a state tensor of kind "loss_scale"), a step whose new parameters or
+  /// momentum are not all finite (a scaled gradient overflowed) is skipped:
+  /// the current buffers stay, the loss scale halves, and the step still
+  /// advances (lastStepSkipped() says so).
   Status step(const float *x, const int64_t *labels, float &loss,
               ErrorKind *kind = nullptr);
 
@@ -144,6 +151,18 @@ public:
   /// bitOps(macs, bits, grad_bits) (Cost.h; fp32 counts as 32); 0 before
   /// the first step.
   double getLastBitOps() const { return lastBitOps; }
+  /// Whether the bundle has a dynamic loss scale.
+  bool hasLossScale() const { return lossScaleState >= 0; }
+  /// The current loss scale; 1 without one.
+  float getLossScale() const;
+  /// Sets the loss scale for the next steps (the paper doubles it every
+  /// epoch); fails without a loss scale or for a value that is not a
+  /// positive, finite power of two.
+  Status setLossScale(float scale);
+  /// Whether the last step was skipped for non-finite gradients.
+  bool lastStepSkipped() const { return lastSkipped; }
+  /// Steps skipped so far in this process.
+  int64_t getSkippedSteps() const { return skippedSteps; }
   /// Sum of getLastBitOps() over all steps taken.
   double getTotalBitOps() const { return totalBitOps; }
   /// The slot array (one variant index per site) as selectVariants() last
@@ -237,6 +256,10 @@ private:
   int32_t selectedRow = -1;
   int lastBits = -1, lastGradBits = -1;
   double lastBitOps = 0, totalBitOps = 0;
+  /// Index of the "loss_scale" state tensor, or -1.
+  int64_t lossScaleState = -1;
+  bool lastSkipped = false;
+  int64_t skippedSteps = 0;
 };
 
 } // namespace qtrain::rt
