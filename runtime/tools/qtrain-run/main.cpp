@@ -64,6 +64,10 @@ training:
   --lr=F                    SGD learning rate (default 0.05)
   --momentum=F              SGD momentum (default 0.9)
   --weight-decay=F          weight decay (default 5e-4)
+  --loss-scale=F            initial dynamic loss scale of bundles compiled
+                            with --precision-ratio/--precision-budget: a
+                            power of two (default 65536); x2 every epoch,
+                            x0.5 and the step skipped on an overflow
   --seed=N                  initialization, shuffling and rounding noise
                             (default 1)
   --threads=N               only 1: the compiled step is single-threaded
@@ -108,6 +112,7 @@ struct Options {
   int64_t trainLimit = 0, testLimit = 0;
   int64_t epochs = 5, batch = 0;
   float lr = 0.05f, momentum = 0.9f, weightDecay = 5e-4f;
+  float lossScale = 65536.0f;
   uint64_t seed = 1;
   int64_t threads = 1;
   std::string schedule, gradSchedule;
@@ -194,6 +199,8 @@ Options parseOptions(int argc, char **argv) {
       o.momentum = float(parseFloat(flag, need()));
     else if (flag == "--weight-decay")
       o.weightDecay = float(parseFloat(flag, need()));
+    else if (flag == "--loss-scale")
+      o.lossScale = float(parseFloat(flag, need()));
     else if (flag == "--seed")
       o.seed = uint64_t(parseInt(flag, need(), 0, INT64_MAX));
     else if (flag == "--threads")
@@ -752,6 +759,7 @@ makeTrainer(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
   t.learningRate = o.lr;
   t.momentum = o.momentum;
   t.weightDecay = o.weightDecay;
+  t.initialLossScale = o.lossScale;
   std::unique_ptr<rt::Trainer> trainer;
   if (rt::Status s = rt::Trainer::create(std::move(bundle), t, trainer);
       s.failed())
