@@ -48,8 +48,8 @@ static std::optional<LogicalResult> verifyFormatAttrs(Operation *op,
     std::string why = verifyFormatsAttr(attr.getValue());
     if (why.empty())
       return success();
-    return op->emitError() << "'" << kFormatsAttrName << "' " << why
-                           << ", got " << attr.getValue();
+    return op->emitError() << "'" << kFormatsAttrName << "' " << why << ", got "
+                           << attr.getValue();
   }
   if (attr.getName() == kGroupAttrName) {
     auto index = dyn_cast<IntegerAttr>(attr.getValue());

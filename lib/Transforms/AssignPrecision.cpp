@@ -1,4 +1,5 @@
-//===- AssignPrecision.cpp - Float formats under a memory budget -*- C++ -*-===//
+//===- AssignPrecision.cpp - Float formats under a memory budget -*- C++
+//-*-===//
 //
 // qtrain-assign-precision: builds the memory model of PAPERS.md section 4
 // from the forward graph (modules, their outputs and parameters, sized at
@@ -20,9 +21,11 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
 
 namespace mlir::qtrain {
 #define GEN_PASS_DEF_ASSIGNPRECISIONPASS
@@ -66,8 +69,8 @@ static bool isParamArg(Value v) {
 
 /// Reshapes and casts: their result is their operand's memory.
 static bool isAlias(Operation *op) {
-  return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-             tensor::ReshapeOp, tensor::CastOp>(op);
+  return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ReshapeOp,
+             tensor::CastOp>(op);
 }
 
 static search::ModuleKind kindOf(Operation *op) {
@@ -82,8 +85,8 @@ static search::ModuleKind kindOf(Operation *op) {
 static std::string moduleName(StringRef what, Location loc) {
   std::string name = what.str();
   if (auto file = dyn_cast<FileLineColLoc>(loc))
-    name += " at " + llvm::sys::path::filename(file.getFilename()).str() +
-            ":" + std::to_string(file.getLine());
+    name += " at " + llvm::sys::path::filename(file.getFilename()).str() + ":" +
+            std::to_string(file.getLine());
   return name;
 }
 
@@ -182,7 +185,8 @@ static FailureOr<MemoryModel> buildModel(func::FuncOp fn) {
         return fn.emitError("qtrain-assign-precision: parameter #")
                << arg.getArgNumber() << " has a dynamic shape";
       paramOwner[param] = {index, int(args.size())};
-      spec.params.push_back({"param " + std::to_string(arg.getArgNumber()), *n});
+      spec.params.push_back(
+          {"param " + std::to_string(arg.getArgNumber()), *n});
       args.push_back(arg);
     }
     producer[op.getResult(0)] = index;
@@ -195,6 +199,13 @@ static FailureOr<MemoryModel> buildModel(func::FuncOp fn) {
     return fn.emitError("qtrain-assign-precision: @")
            << fn.getSymName() << " has no input tensor";
   return model;
+}
+
+/// At most six significant digits, no trailing zeros: "0.5", "0.641509".
+static std::string shortDecimal(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.6g", value);
+  return text;
 }
 
 /// "123 B", "4.5 KiB", "6.7 MiB".
@@ -214,10 +225,13 @@ static std::string formatBytes(int64_t bytes) {
 static std::optional<int64_t> parseBytes(StringRef text) {
   StringRef number = text.trim();
   double unit = 1;
-  for (auto [suffix, scale] :
-       {std::pair<StringRef, double>{"GiB", 1 << 30}, {"MiB", 1 << 20},
-        {"KiB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10},
-        {"B", 1}})
+  for (auto [suffix, scale] : {std::pair<StringRef, double>{"GiB", 1 << 30},
+                               {"MiB", 1 << 20},
+                               {"KiB", 1 << 10},
+                               {"G", 1 << 30},
+                               {"M", 1 << 20},
+                               {"K", 1 << 10},
+                               {"B", 1}})
     if (number.consume_back(suffix)) {
       unit = scale;
       break;
@@ -231,8 +245,8 @@ static std::optional<int64_t> parseBytes(StringRef text) {
 
 static FloatFormatAttr toAttr(MLIRContext *ctx, const rt::FloatFormat &f,
                               bool saturate) {
-  return FloatFormatAttr::get(ctx, f.exponentBits, f.mantissaBits,
-                              f.extraBias, saturate);
+  return FloatFormatAttr::get(ctx, f.exponentBits, f.mantissaBits, f.extraBias,
+                              saturate);
 }
 
 void AssignPrecisionPass::runOnOperation() {
@@ -334,23 +348,22 @@ void AssignPrecisionPass::runOnOperation() {
                                      : model->inputs[first].getLoc();
     bool low = result.low[group.id];
     InFlightDiagnostic remark = emitRemark(loc);
-    remark << "group " << group.id << " ("
-           << llvm::join(groupModules[group.id], ", ") << "): "
-           << group.elements << " elements ("
-           << llvm::formatv("{0:f3}", double(group.elements) / double(total))
-                  .str()
-           << " of all), "
-           << formatBytes(search::bitsToBytes(
-                  result.groupBitsBefore[group.id]))
-           << " -> "
-           << formatBytes(search::bitsToBytes(result.groupBitsAfter[group.id]))
-           << ", " << (low ? "low" : "high") << ": P, Y "
-           << formatFor(group.id, search::TensorClass::Y) << ", GY "
-           << formatFor(group.id, search::TensorClass::GY) << ", GP "
-           << formatFor(group.id, search::TensorClass::GP);
+    remark
+        << "group " << group.id << " ("
+        << llvm::join(groupModules[group.id], ", ") << "): " << group.elements
+        << " elements ("
+        << llvm::formatv("{0:f3}", double(group.elements) / double(total)).str()
+        << " of all), "
+        << formatBytes(search::bitsToBytes(result.groupBitsBefore[group.id]))
+        << " -> "
+        << formatBytes(search::bitsToBytes(result.groupBitsAfter[group.id]))
+        << ", " << (low ? "low" : "high") << ": P, Y "
+        << formatFor(group.id, search::TensorClass::Y) << ", GY "
+        << formatFor(group.id, search::TensorClass::GY) << ", GP "
+        << formatFor(group.id, search::TensorClass::GP);
   }
-  fn.emitRemark() << "qtrain-assign-precision: order " << order << ", r = "
-                  << llvm::formatv("{0}", result.ratio).str() << ": "
+  fn.emitRemark() << "qtrain-assign-precision: order " << order
+                  << ", r = " << shortDecimal(result.ratio) << ": "
                   << result.numLow << " of " << groups.size()
                   << " groups low (covering "
                   << llvm::formatv("{0:f4}", result.covered).str()
@@ -376,11 +389,10 @@ void AssignPrecisionPass::runOnOperation() {
       std::string format;
       llvm::raw_string_ostream os(format);
       os << formatFor(group.id, t.cls);
-      llvm::json::Object tensor{
-          {"module", model->modules[t.module].name},
-          {"class", search::toString(t.cls)},
-          {"elements", t.elements},
-          {"format", format}};
+      llvm::json::Object tensor{{"module", model->modules[t.module].name},
+                                {"class", search::toString(t.cls)},
+                                {"elements", t.elements},
+                                {"format", format}};
       if (t.param >= 0)
         tensor["param"] = model->modules[t.module].params[t.param].name;
       tensors.push_back(std::move(tensor));
@@ -394,28 +406,26 @@ void AssignPrecisionPass::runOnOperation() {
         {"elements", group.elements},
         {"ratio", double(group.elements) / double(total)},
         {"low", bool(result.low[group.id])},
-        {"bytes_before",
-         search::bitsToBytes(result.groupBitsBefore[group.id])},
+        {"bytes_before", search::bitsToBytes(result.groupBitsBefore[group.id])},
         {"bytes_after", search::bitsToBytes(result.groupBitsAfter[group.id])},
         {"tensors", std::move(tensors)}});
   }
   llvm::json::Array orderArray;
   for (int id : result.order)
     orderArray.push_back(id);
-  llvm::json::Object root{
-      {"format", "qtrain-precision-assignment"},
-      {"version", 1},
-      {"function", fn.getSymName()},
-      {"order", order},
-      {"ratio", result.ratio},
-      {"covered", result.covered},
-      {"low_groups", result.numLow},
-      {"group_order", std::move(orderArray)},
-      {"assigned_bytes_before", result.bytesBefore()},
-      {"assigned_bytes_after", result.bytesAfter()},
-      {"master_weight_bytes", 4 * paramElements},
-      {"optimizer_state_bytes", 4 * paramElements},
-      {"groups", std::move(groupArray)}};
+  llvm::json::Object root{{"format", "qtrain-precision-assignment"},
+                          {"version", 1},
+                          {"function", fn.getSymName()},
+                          {"order", order},
+                          {"ratio", result.ratio},
+                          {"covered", result.covered},
+                          {"low_groups", result.numLow},
+                          {"group_order", std::move(orderArray)},
+                          {"assigned_bytes_before", result.bytesBefore()},
+                          {"assigned_bytes_after", result.bytesAfter()},
+                          {"master_weight_bytes", 4 * paramElements},
+                          {"optimizer_state_bytes", 4 * paramElements},
+                          {"groups", std::move(groupArray)}};
   if (budgetBytes)
     root["budget_bytes"] = *budgetBytes;
   std::error_code ec;

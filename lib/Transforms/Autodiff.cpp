@@ -53,16 +53,17 @@ static Value scaleTensor(OpBuilder &b, Location loc, Value t, Value s,
                          bool divide) {
   auto type = cast<RankedTensorType>(t.getType());
   AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-  Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                       type.getElementType());
+  Value init =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{type}, ValueRange{t}, ValueRange{init},
       ArrayRef<AffineMap>{id, id},
       SmallVector<utils::IteratorType>(type.getRank(),
                                        utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value v = divide ? arith::DivFOp::create(nb, nl, args[0], s).getResult()
-                         : arith::MulFOp::create(nb, nl, args[0], s).getResult();
+        Value v = divide
+                      ? arith::DivFOp::create(nb, nl, args[0], s).getResult()
+                      : arith::MulFOp::create(nb, nl, args[0], s).getResult();
         linalg::YieldOp::create(nb, nl, v);
       });
   return generic.getResult(0);

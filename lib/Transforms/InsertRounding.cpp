@@ -67,13 +67,14 @@ static void roundUses(OpBuilder &b, Location loc, Value value,
     auto g = GradRoundFloatOp::create(b, loc, value, grad,
                                       RoleAttr::get(ctx, gradRole));
     first = g;
-    rounded = RoundFloatOp::create(b, loc, g, forward, RoleAttr::get(ctx, role));
+    rounded =
+        RoundFloatOp::create(b, loc, g, forward, RoleAttr::get(ctx, role));
   } else {
     auto r =
         RoundFloatOp::create(b, loc, value, forward, RoleAttr::get(ctx, role));
     first = r;
-    rounded = GradRoundFloatOp::create(b, loc, r, grad,
-                                       RoleAttr::get(ctx, gradRole));
+    rounded =
+        GradRoundFloatOp::create(b, loc, r, grad, RoleAttr::get(ctx, gradRole));
   }
   value.replaceAllUsesExcept(rounded, first);
 }
@@ -103,8 +104,7 @@ void InsertRoundingPass::runOnOperation() {
     if (failed(formats))
       return signalPassFailure();
     b.setInsertionPointToStart(&body);
-    roundUses(b, arg.getLoc(), arg, formats->first, formats->second,
-              parameter);
+    roundUses(b, arg.getLoc(), arg, formats->first, formats->second, parameter);
     fn.removeArgAttr(arg.getArgNumber(), kFormatsAttrName);
     fn.removeArgAttr(arg.getArgNumber(), kGroupAttrName);
   }
@@ -121,8 +121,8 @@ void InsertRoundingPass::runOnOperation() {
     if (failed(formats))
       return signalPassFailure();
     b.setInsertionPointAfter(&op);
-    roundUses(b, op.getLoc(), op.getResult(0), formats->first,
-              formats->second, /*parameter=*/false);
+    roundUses(b, op.getLoc(), op.getResult(0), formats->first, formats->second,
+              /*parameter=*/false);
     op.removeAttr(kFormatsAttrName);
     op.removeAttr(kGroupAttrName);
   }

@@ -220,8 +220,7 @@ Status Trainer::create(std::shared_ptr<const Bundle> bundle,
                     !std::isfinite(o.initialLossScale) ||
                     std::frexp(o.initialLossScale, &exponent) != 0.5f)
     return failWith(kind, ErrorKind::InvalidArgument,
-                    "initial loss scale " +
-                        std::to_string(o.initialLossScale) +
+                    "initial loss scale " + std::to_string(o.initialLossScale) +
                         " is not a positive power of two");
 
   if (Status s = validateSchedule(m, t->schedule, o.schedule, t->gradSchedule,

@@ -134,7 +134,7 @@ func.func @forward(
 // remark), with the budget of the first RUN line: 1028 bytes hold it all
 // high. G0 = Y, GY of the input (2 * 20) + P, GP of the matmul (2 * 15) = 70
 // elements, G1 = Y, GY of the matmul (2 * 12) = 24; 94 * 2 bytes = 188 bytes.
-// expected-remark @+1 {{qtrain-assign-precision: order largest, r = 0.00: 0 of 2 groups low (covering 0.0000 of the elements); tensor memory 188 B -> 188 B (1.000x)}}
+// expected-remark @+1 {{qtrain-assign-precision: order largest, r = 0: 0 of 2 groups low (covering 0.0000 of the elements); tensor memory 188 B -> 188 B (1.000x)}}
 func.func @forward(%w: tensor<5x3xf32> {qtrain.param},
     // expected-remark @+1 {{group 0 (input 1): 70 elements (0.745 of all), 140 B -> 140 B, high}}
     %x: tensor<4x5xf32>) -> tensor<4x3xf32> {

@@ -118,7 +118,7 @@
 // SMALLEST-REMARK: remark: group 0 (input 4): 328 elements (0.334 of all), 656 B -> 348 B, low:
 // SMALLEST-REMARK: remark: group 1 ({{.*}}): 630 elements (0.642 of all), 1.2 KiB -> 1.2 KiB, high:
 // SMALLEST-REMARK: remark: group 2 (matmul at {{.*}}): 24 elements (0.024 of all), 48 B -> 24 B, low:
-// SMALLEST-REMARK: remark: qtrain-assign-precision: order smallest, r = 0.30: 2 of 3 groups low (covering 0.3585 of the elements); tensor memory 1.9 KiB -> 1.6 KiB (0.831x)
+// SMALLEST-REMARK: remark: qtrain-assign-precision: order smallest, r = 0.3: 2 of 3 groups low (covering 0.3585 of the elements); tensor memory 1.9 KiB -> 1.6 KiB (0.831x)
 
 // TWO-LABEL: func.func @forward(
 //  TWO-SAME:   tensor<2x1x3x3xf32> {qtrain.formats = {gp = #qtrain.float<6, 9, 0>, p = #qtrain.float<4, 3, 4, saturate>}, qtrain.group = 0 : i64, qtrain.param}
@@ -134,7 +134,7 @@
 // FIT-JSON: "budget_bytes": 1361,
 // FIT-JSON: "low_groups": 1,
 // FIT-JSON: "ratio": 0.641547861507128
-// FIT-REMARK: remark: qtrain-assign-precision: order largest, r = 0.64: 1 of 3 groups low (covering 0.6415 of the elements); tensor memory 1.9 KiB -> 1.3 KiB (0.693x)
+// FIT-REMARK: remark: qtrain-assign-precision: order largest, r = 0.641548: 1 of 3 groups low (covering 0.6415 of the elements); tensor memory 1.9 KiB -> 1.3 KiB (0.693x)
 
 // LESS-JSON: "assigned_bytes_after": 1053,
 // LESS-JSON: "budget_bytes": 1360,
@@ -238,7 +238,7 @@
 #id4 = affine_map<(n, c, h, w) -> (n, c, h, w)>
 #bias2 = affine_map<(n, f) -> (f)>
 #id2 = affine_map<(n, f) -> (n, f)>
-// expected-remark @below {{qtrain-assign-precision: order largest, r = 0.50: 1 of 3 groups low (covering 0.6415 of the elements); tensor memory 1.9 KiB -> 1.3 KiB (0.693x)}}
+// expected-remark @below {{qtrain-assign-precision: order largest, r = 0.5: 1 of 3 groups low (covering 0.6415 of the elements); tensor memory 1.9 KiB -> 1.3 KiB (0.693x)}}
 func.func @forward(
     %w1: tensor<2x1x3x3xf32> {qtrain.param}, %b1: tensor<2xf32> {qtrain.param},
     %w2: tensor<3x8xf32> {qtrain.param}, %b2: tensor<3xf32> {qtrain.param},

@@ -65,18 +65,17 @@ std::vector<float> makeInputs() {
       for (int shift = 0; shift <= 23; ++shift) {
         uint32_t half = shift ? 1u << (shift - 1) : 0;
         uint32_t ulp = 1u << shift;
-        for (uint32_t mant : {0u, half - 1, half, half + 1, ulp + half,
-                              ulp + half - 1, 0x7FFFFFu, 0x7FFFFFu - half,
-                              0x7FFFFFu - half + 1})
-          in.push_back(
-              fromBits(sign | (field << 23) | (mant & 0x7FFFFFu)));
+        for (uint32_t mant :
+             {0u, half - 1, half, half + 1, ulp + half, ulp + half - 1,
+              0x7FFFFFu, 0x7FFFFFu - half, 0x7FFFFFu - half + 1})
+          in.push_back(fromBits(sign | (field << 23) | (mant & 0x7FFFFFu)));
       }
   for (const Case &c : kFormats) {
-    for (double v : {c.format.maxFinite(), c.format.overflowThreshold(),
-                     c.format.minNormal(), c.format.minSubnormal(),
-                     c.format.underflowThreshold(),
-                     1.5 * c.format.minSubnormal(),
-                     3 * c.format.underflowThreshold()}) {
+    for (double v :
+         {c.format.maxFinite(), c.format.overflowThreshold(),
+          c.format.minNormal(), c.format.minSubnormal(),
+          c.format.underflowThreshold(), 1.5 * c.format.minSubnormal(),
+          3 * c.format.underflowThreshold()}) {
       float f = float(v);
       for (float g : {f, std::nextafter(f, 0.0f), std::nextafter(f, INFINITY)})
         in.push_back(g), in.push_back(-g);
@@ -124,8 +123,8 @@ int main(int argc, char **argv) {
   long compared = 0, mismatches = 0;
   for (int o = 0; o < kOutputs; ++o)
     for (int64_t i = 0; i < kCount; ++i) {
-      float want = rt::roundToFormat(x[i], kFormats[o].format,
-                                     kFormats[o].overflow);
+      float want =
+          rt::roundToFormat(x[i], kFormats[o].format, kFormats[o].overflow);
       float got = out[o][i];
       ++compared;
       bool same = std::isnan(want) ? toBits(got) == toBits(x[i])
@@ -133,8 +132,8 @@ int main(int argc, char **argv) {
       if (!same && ++mismatches <= 10)
         std::printf("float-check: mismatch %s input %a (0x%08x): got %a "
                     "(0x%08x), want %a\n",
-                    kFormats[o].format.toString().c_str(), x[i],
-                    toBits(x[i]), got, toBits(got), want);
+                    kFormats[o].format.toString().c_str(), x[i], toBits(x[i]),
+                    got, toBits(got), want);
     }
   std::printf("float-check: %ld values compared, %ld mismatches\n", compared,
               mismatches);

@@ -325,9 +325,8 @@ int main(int argc, char **argv) {
                << "  BitOps per step (forward/backward bits):";
   if (info->sites.empty())
     llvm::outs() << " no kernel sites";
-  for (auto [b, g] : info->sites.empty()
-                         ? std::vector<std::pair<int, int>>{}
-                         : info->sites.front().precisions) {
+  for (auto [b, g] : info->sites.empty() ? std::vector<std::pair<int, int>>{}
+                                         : info->sites.front().precisions) {
     double total = 0;
     for (const mlir::qtrain::SiteInfo &site : info->sites)
       total += rt::bitOps(double(site.macs), b, g);

@@ -776,13 +776,13 @@ static Value roundToFormat(OpBuilder &b, Location loc, Value x,
       b, loc, arith::AddFOp::create(b, loc, a, magic), magic);
   Value subBits = arith::BitcastOp::create(b, loc, i32, sub);
   // E < Emin, as a comparison of the exponent fields.
-  Value isSub = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                      absBits, i32c(int64_t(minExponent + 127) << 23));
+  Value isSub =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, absBits,
+                            i32c(int64_t(minExponent + 127) << 23));
   Value rounded = s.select(isSub, subBits, normal);
-  Value overflow = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ugt, rounded, i32c(maxFiniteBits));
-  Value saturated =
-      i32c(format.getSaturate() ? maxFiniteBits : infBits);
+  Value overflow = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                         rounded, i32c(maxFiniteBits));
+  Value saturated = i32c(format.getSaturate() ? maxFiniteBits : infBits);
   Value magnitude = s.select(overflow, saturated, rounded);
   Value result = arith::OrIOp::create(b, loc, magnitude, sign);
   Value isNan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
@@ -805,8 +805,8 @@ struct RoundFloatLowering : OpRewritePattern<RoundFloatOp> {
     Location loc = op.getLoc();
     unsigned rank = type.getRank();
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
-    Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                         type.getElementType());
+    Value init =
+        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
     auto generic = linalg::GenericOp::create(
         b, loc, TypeRange{type}, ValueRange{op.getInput()}, ValueRange{init},
         ArrayRef<AffineMap>{id, id},
@@ -869,6 +869,5 @@ struct ConvertQTrainToLinalgPass
 void mlir::qtrain::populateQTrainToLinalgConversionPatterns(
     RewritePatternSet &patterns) {
   patterns.add<FakeQuantLowering, QuantizeLowering, RangeEmaLowering,
-               RoundFloatLowering>(
-      patterns.getContext());
+               RoundFloatLowering>(patterns.getContext());
 }

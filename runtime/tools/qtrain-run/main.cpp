@@ -1149,8 +1149,7 @@ int main(int argc, char **argv) {
     std::printf("BitOps: not counted (the bundle has no kernel sites)\n");
   if (trainer->hasLossScale())
     std::printf("loss scale: %g now, %lld steps skipped this session\n",
-                trainer->getLossScale(),
-                (long long)trainer->getSkippedSteps());
+                trainer->getLossScale(), (long long)trainer->getSkippedSteps());
   std::printf("checkpoint: %s\nlogs: %s/{steps,epochs}.{csv,jsonl}; plots: "
               "%s/{precision,loss,accuracy}.svg\n",
               checkpointPath.c_str(), outDir.c_str(), outDir.c_str());

@@ -308,13 +308,58 @@ func.func @range_ema_momentum(%a: tensor<8xf32>, %s: tensor<2xf32>) -> tensor<2x
 
 // -----
 
-// expected-error @+1 {{'qtrain.state' must be "ema", got "momentum"}}
+// expected-error @+1 {{'qtrain.state' must be "ema" or "loss_scale", got "momentum"}}
 func.func @state_kind(%s: tensor<2xf32> {qtrain.state = "momentum"}) { return }
 
 // -----
 
 // expected-error @+1 {{'qtrain.control' must be "bits", "grad_bits", "seed", "step" or "slots", got "lr"}}
 func.func @control_kind(%lr: f32 {qtrain.control = "lr"}) { return }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// qtrain.formats and qtrain.group
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{'qtrain.formats' must be a dictionary, got 3 : i64}}
+func.func @f() attributes {qtrain.formats = 3 : i64} { return }
+
+// -----
+
+// expected-error @+1 {{'qtrain.formats' has an unknown key 'x' (keys are y, gy, p and gp), got {x = #qtrain.float<4, 3, 4>}}}
+func.func @f() attributes {qtrain.formats = {x = #qtrain.float<4, 3, 4>}} { return }
+
+// -----
+
+// expected-error @+1 {{'qtrain.formats' entry 'y' must be a #qtrain.float, got {y = 1 : i64}}}
+func.func @f() attributes {qtrain.formats = {y = 1 : i64}} { return }
+
+// -----
+
+// On an argument, as on an op.
+// expected-error @+1 {{'qtrain.formats' entry 'gp' must be a #qtrain.float, got {gp = "fp16"}}}
+func.func @f(%w: tensor<4xf32> {qtrain.param, qtrain.formats = {gp = "fp16"}}) { return }
+
+// -----
+
+// expected-error @+1 {{unknown qtrain attribute 'qtrain.formats' on a result}}
+func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32> {qtrain.formats = {y = #qtrain.float<4, 3, 4>}}) { return %x : tensor<4xf32> }
+
+// -----
+
+// expected-error @+1 {{'qtrain.group' must be a non-negative i64, got -1 : i64}}
+func.func @f() attributes {qtrain.group = -1 : i64} { return }
+
+// -----
+
+// expected-error @+1 {{'qtrain.group' must be a non-negative i64, got 1 : i32}}
+func.func @f(%x: tensor<4xf32> {qtrain.group = 1 : i32}) { return }
+
+// -----
+
+// expected-error @+1 {{unknown qtrain attribute 'qtrain.group' on a result}}
+func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32> {qtrain.group = 0 : i64}) { return %x : tensor<4xf32> }
 
 // -----
 
@@ -334,6 +379,34 @@ func.func @round_float_bad_format(%x: tensor<8xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{mantissa bits must be in [0, 23], got 30}}
   %0 = qtrain.round_float %x to <4, 30, 4> : tensor<8xf32>
   return %0 : tensor<8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// GradRoundFloatOp
+//===----------------------------------------------------------------------===//
+
+func.func @grad_round_float_not_f32(%x: tensor<8xbf16>) -> tensor<8xbf16> {
+  // expected-error @+1 {{'qtrain.grad_round_float' op operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<8xbf16>'}}
+  %0 = qtrain.grad_round_float %x to <5, 2, 0> : tensor<8xbf16>
+  return %0 : tensor<8xbf16>
+}
+
+// -----
+
+func.func @grad_round_float_bad_format(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{exponent bits must be in [1, 8], got 9}}
+  %0 = qtrain.grad_round_float %x to <9, 2, 0> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @grad_round_float_shape(%x: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'qtrain.grad_round_float' op requires the same type for all operands and results}}
+  %0 = "qtrain.grad_round_float"(%x) {format = #qtrain.float<5, 2, 0>} : (tensor<8xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }
 
 // -----

@@ -83,6 +83,39 @@ func.func @round_float(%x: tensor<120x84xf32>) -> tensor<120x84xf32> {
 
 // -----
 
+// CHECK-LABEL: func.func @grad_round_float
+//       CHECK:   %[[G:.*]] = qtrain.grad_round_float %{{.*}} to <5, 2, 0> role error : tensor<128x84xf32>
+//       CHECK:   %[[P:.*]] = qtrain.grad_round_float %[[G]] to <6, 9, 0> role weight_grad : tensor<128x84xf32>
+//       CHECK:   qtrain.grad_round_float %[[P]] to <6, 9, 0> : tensor<128x84xf32>
+func.func @grad_round_float(%x: tensor<128x84xf32>) -> tensor<128x84xf32> {
+  %0 = qtrain.grad_round_float %x to <5, 2, 0> role error : tensor<128x84xf32>
+  %1 = qtrain.grad_round_float %0 to <6, 9, 0> role weight_grad : tensor<128x84xf32>
+  %2 = qtrain.grad_round_float %1 to <6, 9, 0> : tensor<128x84xf32>
+  return %2 : tensor<128x84xf32>
+}
+
+// -----
+
+// The formats qtrain-assign-precision writes: {p, gp} on a parameter,
+// {y, gy} on an input and on an op, with the group.
+// CHECK-LABEL: func.func @formats
+//  CHECK-SAME:   tensor<3x5xf32> {qtrain.formats = {gp = #qtrain.float<6, 9, 0>, p = #qtrain.float<4, 3, 4, saturate>}, qtrain.group = 0 : i64, qtrain.param}
+//  CHECK-SAME:   tensor<4x5xf32> {qtrain.formats = {gy = #qtrain.float<5, 2, 0>, y = #qtrain.float<4, 3, 4, saturate>}, qtrain.group = 0 : i64}
+//       CHECK:   linalg.matmul indexing_maps = [{{.*}}] {qtrain.formats = {gy = #qtrain.float<6, 9, 0>, y = #qtrain.float<6, 9, 0, saturate>}, qtrain.group = 1 : i64}
+func.func @formats(
+    %w: tensor<3x5xf32> {qtrain.param, qtrain.group = 0 : i64, qtrain.formats = {p = #qtrain.float<4, 3, 4, saturate>, gp = #qtrain.float<6, 9, 0>}},
+    %x: tensor<4x5xf32> {qtrain.group = 0 : i64, qtrain.formats = {y = #qtrain.float<4, 3, 4, saturate>, gy = #qtrain.float<5, 2, 0>}}) -> tensor<4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %init = tensor.empty() : tensor<4x3xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%init : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      {qtrain.group = 1 : i64, qtrain.formats = {y = #qtrain.float<6, 9, 0, saturate>, gy = #qtrain.float<6, 9, 0>}}
+      ins(%x, %w : tensor<4x5xf32>, tensor<3x5xf32>) outs(%fill : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
 // Every attribute, as a discardable attribute so that it round-trips alone
 // (discardable attributes print sorted by name).
 // CHECK-LABEL: func.func @attributes
