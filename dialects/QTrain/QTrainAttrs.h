@@ -73,6 +73,11 @@ inline constexpr llvm::StringLiteral kFormatsAttrName = "qtrain.formats";
 /// PAPERS.md section 4 the tensors belong to: a non-negative i64.
 inline constexpr llvm::StringLiteral kGroupAttrName = "qtrain.group";
 
+/// Name of the argument and result attribute of a state tensor with one
+/// element per tensor of the step (the promotion flags and overflow ratios
+/// of qtrain-insert-rounding): an array of strings naming them.
+inline constexpr llvm::StringLiteral kTensorsAttrName = "qtrain.tensors";
+
 /// Checks a qtrain.formats dictionary; returns an error text or "".
 std::string verifyFormatsAttr(Attribute attr);
 

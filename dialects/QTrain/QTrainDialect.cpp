@@ -150,10 +150,21 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
   }
   if (attr.getName() == kStateAttrName) {
     auto kind = dyn_cast<StringAttr>(attr.getValue());
-    if (kind && llvm::is_contained({"ema", "loss_scale"}, kind.getValue()))
+    if (kind &&
+        llvm::is_contained({"ema", "loss_scale", "promotion", "overflow"},
+                           kind.getValue()))
       return success();
     return op->emitError() << "'" << kStateAttrName
-                           << "' must be \"ema\" or \"loss_scale\", got "
+                           << "' must be \"ema\", \"loss_scale\", "
+                              "\"promotion\" or \"overflow\", got "
+                           << attr.getValue();
+  }
+  if (attr.getName() == kTensorsAttrName) {
+    auto names = dyn_cast<ArrayAttr>(attr.getValue());
+    if (names && llvm::all_of(names, llvm::IsaPred<StringAttr>))
+      return success();
+    return op->emitError() << "'" << kTensorsAttrName
+                           << "' must be an array of strings, got "
                            << attr.getValue();
   }
   if (isArgument && attr.getName() == kControlAttrName) {

@@ -172,11 +172,19 @@ LogicalResult RangeEmaOp::verify() {
 // RoundFloatOp
 //===----------------------------------------------------------------------===//
 
+LogicalResult RoundFloatOp::verify() {
+  if (bool(getPromoted()) != bool(getPromotedFormat()))
+    return emitOpError("a promoted format and its flag come together");
+  return success();
+}
+
 OpFoldResult RoundFloatOp::fold(FoldAdaptor adaptor) {
   FloatFormatAttr format = getFormat();
+  if (getPromoted())
+    return {};
   // Rounding a value of the format to the format returns it unchanged.
   if (auto producer = getInput().getDefiningOp<RoundFloatOp>();
-      producer && producer.getFormat() == format)
+      producer && !producer.getPromoted() && producer.getFormat() == format)
     return getInput();
   // FP(8, 23, 0) is f32: without saturation every f32 value, inf included,
   // is already in the format.

@@ -257,7 +257,7 @@ def QTrain_RangeEmaOp : QTrain_Op<"range_ema", [
 //===----------------------------------------------------------------------===//
 
 def QTrain_RoundFloatOp : QTrain_Op<"round_float", [
-    Pure, SameOperandsAndResultType]> {
+    Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "Round a tensor to a reduced floating-point format";
   let description = [{
     Rounds every element of `input` to the nearest value of `format`
@@ -267,27 +267,74 @@ def QTrain_RoundFloatOp : QTrain_Op<"round_float", [
     otherwise (backward tensors). NaN stays NaN. The numerics are those of
     `runtime/include/qtrain/runtime/FloatFormat.h`.
 
+    With `or <high> if %promoted` it rounds to `high` instead when the i1
+    `%promoted` is true: the run-time promotion of PAPERS.md section 4, where
+    a tensor whose low format overflows too often is switched to the high
+    format without recompiling. Both roundings are compiled; the flag picks
+    one at run time.
+
     Folds, each exact: rounding an already rounded tensor to the same format
     returns it (rounding is idempotent, saturated or not), and
-    `#qtrain.float<8, 23, 0>` without saturation is f32 itself.
+    `#qtrain.float<8, 23, 0>` without saturation is f32 itself (neither
+    applies to a promotable rounding).
 
     Example:
 
     ```mlir
     %y_low = qtrain.round_float %y to <4, 3, 4, saturate> role activation
         : tensor<128x84xf32>
+    %y_p = qtrain.round_float %y to <4, 3, 4, saturate>
+        or <6, 9, 0, saturate> if %promoted : tensor<128x84xf32>
     ```
   }];
   let arguments = (ins
     RankedTensorOf<[F32]>:$input,
     QTrain_FloatFormatAttr:$format,
+    Optional<I1>:$promoted,
+    OptionalAttr<QTrain_FloatFormatAttr>:$promotedFormat,
     OptionalAttr<QTrain_RoleAttr>:$role
   );
   let results = (outs RankedTensorOf<[F32]>:$result);
   let assemblyFormat = [{
-    $input `to` $format (`role` `` $role^)? attr-dict `:` type($input)
+    $input `to` $format (`or` $promotedFormat^ `if` $promoted)?
+    (`role` `` $role^)? attr-dict `:` type($input)
   }];
+  let builders = [
+    OpBuilder<(ins "Value":$input, "FloatFormatAttr":$format,
+                   "RoleAttr":$role), [{
+      build($_builder, $_state, input.getType(), input, format, Value(),
+            FloatFormatAttr(), role);
+    }]>
+  ];
   let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// CountOverflowOp
+//===----------------------------------------------------------------------===//
+
+def QTrain_CountOverflowOp : QTrain_Op<"count_overflow", [Pure]> {
+  let summary = "Count the elements that overflow a float format";
+  let description = [{
+    The number of elements of `input` whose magnitude is at least the
+    overflow threshold of `format` (the smallest magnitude that rounds past
+    its largest finite value), infinities included, NaN not. The run-time
+    promotion of PAPERS.md section 4 compares the ratio of this count to the
+    element count with a threshold (0.01).
+
+    ```mlir
+    %n = qtrain.count_overflow %y for <4, 3, 4, saturate> : tensor<128x84xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[F32]>:$input,
+    QTrain_FloatFormatAttr:$format
+  );
+  let results = (outs I64:$count);
+  let assemblyFormat = [{
+    $input `for` $format attr-dict `:` type($input)
+  }];
 }
 
 //===----------------------------------------------------------------------===//

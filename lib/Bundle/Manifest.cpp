@@ -132,6 +132,9 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
       info.state.push_back(
           tensorInfo(type, "state" + std::to_string(info.state.size())));
       info.state.back().kind = kind.getValue().str();
+      if (auto names = train.getArgAttrOfType<ArrayAttr>(i, kTensorsAttrName))
+        for (auto name : names.getAsValueRange<StringAttr>())
+          info.state.back().tensors.push_back(name.str());
       continue;
     }
     // The momentum buffers follow the parameters.
@@ -246,6 +249,12 @@ LogicalResult mlir::qtrain::writeManifest(const StepInfo &info, StringRef dir,
   for (const TensorInfo &s : info.state) {
     llvm::json::Object entry = tensorJson(s);
     entry["kind"] = s.kind;
+    if (!s.tensors.empty()) {
+      llvm::json::Array names;
+      for (const std::string &name : s.tensors)
+        names.push_back(name);
+      entry["tensors"] = std::move(names);
+    }
     state.push_back(std::move(entry));
   }
   llvm::json::Array controls;

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/Path.h"
 
 namespace mlir::qtrain {
 #define GEN_PASS_DEF_INSERTROUNDINGPASS
@@ -28,6 +29,9 @@ struct InsertRoundingPass
     : mlir::qtrain::impl::InsertRoundingPassBase<InsertRoundingPass> {
   using InsertRoundingPassBase::InsertRoundingPassBase;
   void runOnOperation() override;
+
+private:
+  LogicalResult addLossScale(func::FuncOp fn);
 };
 } // namespace
 
@@ -55,28 +59,66 @@ static bool isF32Tensor(Type type) {
 /// Makes every use of `value` except in `keep` read
 /// grad_round_float(round_float(value)) (Y and GY) or
 /// round_float(grad_round_float(value)) (P and GP), built at `b`.
-static void roundUses(OpBuilder &b, Location loc, Value value,
-                      FloatFormatAttr forward, FloatFormatAttr grad,
-                      bool parameter) {
+/// Returns the forward rounding.
+static RoundFloatOp roundUses(OpBuilder &b, Location loc, Value value,
+                              FloatFormatAttr forward, FloatFormatAttr grad,
+                              bool parameter) {
   MLIRContext *ctx = b.getContext();
   Role role = parameter ? Role::Weight : Role::Activation;
   Role gradRole = parameter ? Role::WeightGrad : Role::Error;
   Value rounded;
   Operation *first;
+  RoundFloatOp forwardRound;
   if (parameter) {
     auto g = GradRoundFloatOp::create(b, loc, value, grad,
                                       RoleAttr::get(ctx, gradRole));
     first = g;
-    rounded =
+    forwardRound =
         RoundFloatOp::create(b, loc, g, forward, RoleAttr::get(ctx, role));
+    rounded = forwardRound;
   } else {
-    auto r =
+    forwardRound =
         RoundFloatOp::create(b, loc, value, forward, RoleAttr::get(ctx, role));
-    first = r;
-    rounded =
-        GradRoundFloatOp::create(b, loc, r, grad, RoleAttr::get(ctx, gradRole));
+    first = forwardRound;
+    rounded = GradRoundFloatOp::create(b, loc, forwardRound, grad,
+                                       RoleAttr::get(ctx, gradRole));
   }
   value.replaceAllUsesExcept(rounded, first);
+  return forwardRound;
+}
+
+/// A short name of an op for logs: "conv_2d_nchw_fchw at model.mlir:43".
+static std::string describe(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  name.consume_front("linalg.");
+  std::string text = name.str();
+  if (auto file = dyn_cast<FileLineColLoc>(op->getLoc()))
+    text += " at " + llvm::sys::path::filename(file.getFilename()).str() + ":" +
+            std::to_string(file.getLine());
+  return text;
+}
+
+/// Appends a state argument of `kind` for `labels` to `fn` and a result
+/// `value` (or the argument itself when null); returns the argument.
+static Value addState(func::FuncOp fn, StringRef kind, ArrayAttr labels,
+                      RankedTensorType type,
+                      function_ref<Value(Value)> result) {
+  MLIRContext *ctx = fn.getContext();
+  SmallVector<NamedAttribute> attrs = {NamedAttribute(
+      StringAttr::get(ctx, kStateAttrName), StringAttr::get(ctx, kind))};
+  if (labels)
+    attrs.push_back(
+        NamedAttribute(StringAttr::get(ctx, kTensorsAttrName), labels));
+  auto dict = DictionaryAttr::get(ctx, attrs);
+  unsigned index = fn.getNumArguments();
+  (void)fn.insertArgument(index, type, dict, fn.getLoc());
+  Value arg = fn.getArgument(index);
+  auto returnOp = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  OpBuilder b(returnOp);
+  Value out = result(arg);
+  (void)fn.insertResult(fn.getNumResults(), type, dict);
+  returnOp.getOperandsMutable().append(out);
+  return arg;
 }
 
 void InsertRoundingPass::runOnOperation() {
@@ -86,8 +128,12 @@ void InsertRoundingPass::runOnOperation() {
     module.emitError("qtrain-insert-rounding: no function @") << forward;
     return signalPassFailure();
   }
-  OpBuilder b(&getContext());
+  MLIRContext *ctx = &getContext();
+  OpBuilder b(ctx);
   Block &body = fn.getBody().front();
+  // Forward roundings to a format other than the high one, and their names.
+  auto high = FloatFormatAttr::get(ctx, 6, 9, 0, /*saturate=*/true);
+  SmallVector<std::pair<RoundFloatOp, std::string>> promotable;
   for (BlockArgument arg : fn.getArguments()) {
     Attribute attr = fn.getArgAttr(arg.getArgNumber(), kFormatsAttrName);
     if (!attr)
@@ -104,7 +150,12 @@ void InsertRoundingPass::runOnOperation() {
     if (failed(formats))
       return signalPassFailure();
     b.setInsertionPointToStart(&body);
-    roundUses(b, arg.getLoc(), arg, formats->first, formats->second, parameter);
+    RoundFloatOp round = roundUses(b, arg.getLoc(), arg, formats->first,
+                                   formats->second, parameter);
+    if (formats->first != high)
+      promotable.push_back(
+          {round, (parameter ? "P of argument " : "Y of argument ") +
+                      std::to_string(arg.getArgNumber())});
     fn.removeArgAttr(arg.getArgNumber(), kFormatsAttrName);
     fn.removeArgAttr(arg.getArgNumber(), kGroupAttrName);
   }
@@ -121,29 +172,70 @@ void InsertRoundingPass::runOnOperation() {
     if (failed(formats))
       return signalPassFailure();
     b.setInsertionPointAfter(&op);
-    roundUses(b, op.getLoc(), op.getResult(0), formats->first, formats->second,
-              /*parameter=*/false);
+    RoundFloatOp round = roundUses(b, op.getLoc(), op.getResult(0),
+                                   formats->first, formats->second,
+                                   /*parameter=*/false);
+    if (formats->first != high)
+      promotable.push_back({round, "Y of " + describe(&op)});
     op.removeAttr(kFormatsAttrName);
     op.removeAttr(kGroupAttrName);
   }
-  if (!lossScale)
+  if (lossScale && failed(addLossScale(fn)))
+    return signalPassFailure();
+  if (!promotion || promotable.empty())
     return;
-  // The loss scale: a state tensor the step returns unchanged.
+
+  // Run-time promotion: a flag per low P or Y tensor (state "promotion",
+  // passed through; the runtime sets it) picks the high rounding, and the
+  // ratio of elements that overflow the low format leaves the step (state
+  // "overflow").
+  SmallVector<Attribute> names;
+  for (auto &entry : promotable)
+    names.push_back(StringAttr::get(ctx, entry.second));
+  auto labels = ArrayAttr::get(ctx, names);
+  auto type = RankedTensorType::get({int64_t(promotable.size())},
+                                    Float32Type::get(ctx));
+  Value flags =
+      addState(fn, "promotion", labels, type, [](Value arg) { return arg; });
+  SmallVector<Value> ratios;
+  for (auto [i, entry] : llvm::enumerate(promotable)) {
+    RoundFloatOp round = entry.first;
+    Location loc = round.getLoc();
+    b.setInsertionPoint(round);
+    Value index = arith::ConstantIndexOp::create(b, loc, int64_t(i));
+    Value flag = tensor::ExtractOp::create(b, loc, flags, index);
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+    Value promoted =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, flag, zero);
+    round.getPromotedMutable().assign(promoted);
+    round.setPromotedFormatAttr(high);
+    b.setInsertionPointAfter(round);
+    Value count =
+        CountOverflowOp::create(b, loc, round.getInput(), round.getFormat());
+    auto inputType = cast<RankedTensorType>(round.getInput().getType());
+    Value ratio = arith::DivFOp::create(
+        b, loc, arith::SIToFPOp::create(b, loc, b.getF32Type(), count),
+        arith::ConstantOp::create(
+            b, loc, b.getF32FloatAttr(float(inputType.getNumElements()))));
+    ratios.push_back(ratio);
+  }
+  addState(fn, "overflow", labels, type, [&](Value) {
+    auto returnOp = cast<func::ReturnOp>(body.getTerminator());
+    OpBuilder rb(returnOp);
+    return tensor::FromElementsOp::create(rb, fn.getLoc(), type, ratios)
+        .getResult();
+  });
+}
+
+/// Adds the loss scale: a state tensor the step returns unchanged.
+LogicalResult InsertRoundingPass::addLossScale(func::FuncOp fn) {
   for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
     if (auto kind = fn.getArgAttrOfType<StringAttr>(i, kStateAttrName);
-        kind && kind.getValue() == "loss_scale") {
-      fn.emitError("qtrain-insert-rounding: @")
-          << forward << " has a loss scale already";
-      return signalPassFailure();
-    }
-  MLIRContext *ctx = &getContext();
-  auto type = RankedTensorType::get({1}, Float32Type::get(ctx));
-  auto attrs = DictionaryAttr::get(
-      ctx, {NamedAttribute(StringAttr::get(ctx, kStateAttrName),
-                           StringAttr::get(ctx, "loss_scale"))});
-  unsigned index = fn.getNumArguments();
-  (void)fn.insertArgument(index, type, attrs, fn.getLoc());
-  (void)fn.insertResult(fn.getNumResults(), type, attrs);
-  auto returnOp = cast<func::ReturnOp>(body.getTerminator());
-  returnOp.getOperandsMutable().append(fn.getArgument(index));
+        kind && kind.getValue() == "loss_scale")
+      return fn.emitError("qtrain-insert-rounding: @")
+             << forward << " has a loss scale already";
+  auto type = RankedTensorType::get({1}, Float32Type::get(&getContext()));
+  addState(fn, "loss_scale", /*labels=*/nullptr, type,
+           [](Value arg) { return arg; });
+  return success();
 }

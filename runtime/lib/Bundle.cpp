@@ -491,6 +491,21 @@ Status ManifestReader::readState(const json &root, Manifest &m) const {
       return s;
     if (Status s = string((*state)[i], path, "kind", false, t.kind); s.failed())
       return s;
+    // Optional: a name per element (promotion flags, overflow ratios).
+    if (auto it = (*state)[i].find("tensors"); it != (*state)[i].end()) {
+      std::string tensorsPath = join(path, "tensors");
+      if (!it->is_array())
+        return expected(tensorsPath, "an array", *it);
+      if (int64_t(it->size()) != t.numel)
+        return fail(tensorsPath, "expected " + std::to_string(t.numel) +
+                                     " names, one per element, got " +
+                                     std::to_string(it->size()));
+      for (size_t k = 0; k < it->size(); ++k) {
+        if (!(*it)[k].is_string())
+          return expected(index(tensorsPath, k), "a string", (*it)[k]);
+        t.tensors.push_back((*it)[k].get<std::string>());
+      }
+    }
     m.state.push_back(std::move(t));
   }
   return Status::success();

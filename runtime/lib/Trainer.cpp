@@ -216,6 +216,10 @@ Status Trainer::create(std::shared_ptr<const Bundle> bundle,
     if (!std::isfinite(value))
       return failWith(kind, ErrorKind::InvalidArgument,
                       std::string(name) + " must be finite");
+  if (!(o.promotionThreshold > 0.0))
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    "promotion threshold must be positive (above 1 never "
+                    "promotes)");
   if (int exponent; !(o.initialLossScale > 0.0f) ||
                     !std::isfinite(o.initialLossScale) ||
                     std::frexp(o.initialLossScale, &exponent) != 0.5f)
@@ -287,7 +291,21 @@ Status Trainer::initialize(ErrorKind *kind) {
     }
   }
 
-  // The dynamic loss scale starts at its initial value in both sets.
+  // The dynamic loss scale starts at its initial value in both sets;
+  // promotion flags and overflow ratios come in pairs of one size.
+  for (size_t i = 0; i < numState; ++i) {
+    if (m.state[i].kind == "promotion")
+      promotionState = int64_t(i);
+    if (m.state[i].kind == "overflow")
+      overflowState = int64_t(i);
+  }
+  if ((promotionState < 0) != (overflowState < 0) ||
+      (promotionState >= 0 && m.state[size_t(promotionState)].numel !=
+                                  m.state[size_t(overflowState)].numel))
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    "the bundle's \"promotion\" and \"overflow\" state "
+                    "tensors must come together, with one element per "
+                    "promotable tensor each");
   for (size_t i = 0; i < numState; ++i)
     if (m.state[i].kind == "loss_scale") {
       if (m.state[i].numel != 1)
@@ -429,6 +447,30 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
           break;
         }
   }
+  // Promotion: a low tensor whose overflow ratio reached the threshold
+  // switches to its high format from the next step on.
+  lastPromotions.clear();
+  if (promotionState >= 0) {
+    const float *ratios =
+        buffers[1 - current][2 * numParameters + size_t(overflowState)].data;
+    const StateSpec &spec = m.state[size_t(promotionState)];
+    for (size_t k = 0; k < size_t(spec.numel); ++k) {
+      bool promoted = false;
+      for (int parity = 0; parity < 2; ++parity)
+        promoted |= buffers[parity][2 * numParameters + size_t(promotionState)]
+                        .data[k] != 0.0f;
+      if (promoted || !(double(ratios[k]) >= options.promotionThreshold))
+        continue;
+      for (int parity = 0; parity < 2; ++parity)
+        buffers[parity][2 * numParameters + size_t(promotionState)].data[k] =
+            1.0f;
+      lastPromotions.push_back({k,
+                                k < spec.tensors.size()
+                                    ? spec.tensors[k]
+                                    : "tensor " + std::to_string(k),
+                                double(ratios[k])});
+    }
+  }
   if (lastSkipped) {
     ++skippedSteps;
     float &scale = buffers[current][2 * numParameters + lossScaleState].data[0];
@@ -520,6 +562,21 @@ int64_t Trainer::findParameter(std::string_view name) const {
 }
 
 size_t Trainer::getNumState() const { return numState; }
+
+size_t Trainer::getNumPromotable() const {
+  if (promotionState < 0)
+    return 0;
+  return size_t(bundle->getManifest().state[size_t(promotionState)].numel);
+}
+
+size_t Trainer::getNumPromoted() const {
+  if (promotionState < 0)
+    return 0;
+  const Buffer &flags =
+      buffers[current][2 * numParameters + size_t(promotionState)];
+  return size_t(std::count_if(flags.data, flags.data + flags.count,
+                              [](float f) { return f != 0.0f; }));
+}
 
 float Trainer::getLossScale() const {
   if (lossScaleState < 0)

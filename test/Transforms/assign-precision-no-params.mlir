@@ -1,5 +1,5 @@
 // RUN: qtrain-opt %s --qtrain-assign-precision="ratio=1" 2>/dev/null | FileCheck %s
-// RUN: qtrain-opt %s --qtrain-assign-precision="ratio=1" --qtrain-insert-rounding="loss-scale=false" 2>/dev/null | FileCheck %s --check-prefix=ROUND
+// RUN: qtrain-opt %s --qtrain-assign-precision="ratio=1" --qtrain-insert-rounding="loss-scale=false promotion=false" 2>/dev/null | FileCheck %s --check-prefix=ROUND
 
 // Nothing in the input names the qtrain dialect (no {qtrain.param}), so the
 // passes must load it themselves before they create #qtrain.float and

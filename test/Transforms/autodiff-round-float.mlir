@@ -1,5 +1,5 @@
-// RUN: qtrain-opt %s --qtrain-insert-quant="policy=none" --qtrain-insert-rounding --qtrain-autodiff 2>/dev/null | FileCheck %s
-// RUN: qtrain-opt %s --qtrain-insert-quant="policy=none" --qtrain-insert-rounding --qtrain-autodiff 2>/dev/null | FileCheck %s --check-prefix=GONE
+// RUN: qtrain-opt %s --qtrain-insert-quant="policy=none" --qtrain-insert-rounding="promotion=false" --qtrain-autodiff 2>/dev/null | FileCheck %s
+// RUN: qtrain-opt %s --qtrain-insert-quant="policy=none" --qtrain-insert-rounding="promotion=false" --qtrain-autodiff 2>/dev/null | FileCheck %s --check-prefix=GONE
 
 // The reverse-mode rule of qtrain.grad_round_float: the adjoint of its result
 // is rounded to its format (qtrain.round_float, no saturation: backward

@@ -1,6 +1,6 @@
-// RUN: qtrain-opt %s -split-input-file --qtrain-assign-precision="ratio=0.5" --qtrain-insert-rounding 2>/dev/null | FileCheck %s
-// RUN: qtrain-opt %s -split-input-file --qtrain-assign-precision="ratio=0.5" --qtrain-insert-rounding 2>/dev/null | FileCheck %s --check-prefix=GONE
-// RUN: qtrain-opt %s -split-input-file --qtrain-assign-precision="ratio=0.5" --qtrain-insert-rounding="loss-scale=false" 2>/dev/null | FileCheck %s --check-prefix=NOLS
+// RUN: qtrain-opt %s -split-input-file --qtrain-assign-precision="ratio=0.5" --qtrain-insert-rounding="promotion=false" 2>/dev/null | FileCheck %s
+// RUN: qtrain-opt %s -split-input-file --qtrain-assign-precision="ratio=0.5" --qtrain-insert-rounding="promotion=false" 2>/dev/null | FileCheck %s --check-prefix=GONE
+// RUN: qtrain-opt %s -split-input-file --qtrain-assign-precision="ratio=0.5" --qtrain-insert-rounding="loss-scale=false promotion=false" 2>/dev/null | FileCheck %s --check-prefix=NOLS
 
 // The attributes are consumed.
 // GONE-NOT: qtrain.formats

@@ -28,8 +28,10 @@ struct TensorInfo {
   int64_t fanIn = 0;
   /// The initial value (qtrain.init) of a "file" parameter, raw bytes.
   std::vector<char> data;
-  /// State tensors: what they are for ("ema" or "loss_scale").
+  /// State tensors: what they are for ("ema", "loss_scale", "promotion" or
+  /// "overflow"), and the names of their elements (qtrain.tensors).
   std::string kind;
+  std::vector<std::string> tensors;
 };
 
 /// A kernel site and its precisions.

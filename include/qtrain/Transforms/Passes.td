@@ -307,12 +307,25 @@ def InsertRoundingPass : Pass<"qtrain-insert-rounding", "::mlir::ModuleOp"> {
     update, and the runtime sets it (65536 at the start, x2 every epoch,
     x0.5 with the step skipped when a gradient overflows). Run it after
     `qtrain-insert-quant`, whose controls come first in the step's ABI.
+
+    With `promotion` (the default), every forward rounding of P or Y to a
+    format other than the high FP(6,9,0) becomes promotable: two more state
+    tensors of K elements (one per such tensor, `qtrain.tensors` names
+    them) are appended. `{qtrain.state = "promotion"}` is read and returned
+    unchanged: a non-zero element makes that tensor's rounding use
+    FP(6,9,0) (`round_float ... or <6, 9, 0, saturate> if %flag`).
+    `{qtrain.state = "overflow"}` is returned with, per tensor, the ratio of
+    its elements that overflow the low format (`qtrain.count_overflow`).
+    The runtime promotes a tensor for the rest of training when its ratio
+    reaches a threshold (PAPERS.md section 4: 0.01).
   }];
   let options = [
     Option<"forward", "forward", "std::string", /*default=*/"\"forward\"",
            "Name of the forward function">,
     Option<"lossScale", "loss-scale", "bool", /*default=*/"true",
            "Add the dynamic loss scale state">,
+    Option<"promotion", "promotion", "bool", /*default=*/"true",
+           "Make low P and Y roundings promotable at run time">,
   ];
   let dependentDialects = ["::mlir::qtrain::QTrainDialect"];
 }

@@ -791,6 +791,29 @@ static Value roundToFormat(OpBuilder &b, Location loc, Value x,
                                   s.select(isNan, bits, result));
 }
 
+/// `input` rounded to `format`, elementwise.
+static Value buildRounding(OpBuilder &b, Location loc, Value input,
+                           FloatFormatAttr format) {
+  auto type = cast<RankedTensorType>(input.getType());
+  unsigned rank = type.getRank();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+  Value init =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{input}, ValueRange{init},
+      ArrayRef<AffineMap>{id, id},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        linalg::YieldOp::create(nb, nl, roundToFormat(nb, nl, args[0], format));
+      });
+  return generic.getResult(0);
+}
+
+/// Whether `format` can be lowered: its normal range is within fp32's.
+static bool isLowerable(FloatFormatAttr format) {
+  return !format || format.getMinNormalExponent() >= -126;
+}
+
 struct RoundFloatLowering : OpRewritePattern<RoundFloatOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -800,22 +823,75 @@ struct RoundFloatLowering : OpRewritePattern<RoundFloatOp> {
     if (!type.hasStaticShape())
       return b.notifyMatchFailure(op, "dynamic shapes");
     FloatFormatAttr format = op.getFormat();
-    if (format.getMinNormalExponent() < -126)
+    if (!isLowerable(format) || !isLowerable(op.getPromotedFormatAttr()))
       return b.notifyMatchFailure(op, "normal range below fp32's");
     Location loc = op.getLoc();
-    unsigned rank = type.getRank();
-    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
-    Value init =
-        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-    auto generic = linalg::GenericOp::create(
-        b, loc, TypeRange{type}, ValueRange{op.getInput()}, ValueRange{init},
-        ArrayRef<AffineMap>{id, id},
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-        [&](OpBuilder &nb, Location nl, ValueRange args) {
-          linalg::YieldOp::create(nb, nl,
-                                  roundToFormat(nb, nl, args[0], format));
+    if (!op.getPromoted()) {
+      b.replaceOp(op, buildRounding(b, loc, op.getInput(), format));
+      return success();
+    }
+    // A promotable rounding: both variants compiled, the flag picks one.
+    auto ifOp = scf::IfOp::create(
+        b, loc, op.getPromoted(),
+        [&](OpBuilder &nb, Location nl) {
+          scf::YieldOp::create(
+              nb, nl,
+              buildRounding(nb, nl, op.getInput(), op.getPromotedFormatAttr()));
+        },
+        [&](OpBuilder &nb, Location nl) {
+          scf::YieldOp::create(nb, nl,
+                               buildRounding(nb, nl, op.getInput(), format));
         });
-    b.replaceOp(op, generic.getResult(0));
+    b.replaceOp(op, ifOp.getResult(0));
+    return success();
+  }
+};
+
+/// The count of elements at or beyond the overflow threshold, as a
+/// vectorizable reduction: |x| >= threshold compares the magnitude bits
+/// with those of the first f32 at or above the threshold; NaN bits are
+/// above +inf's and do not count.
+struct CountOverflowLowering : OpRewritePattern<CountOverflowOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(CountOverflowOp op,
+                                PatternRewriter &b) const override {
+    auto type = cast<RankedTensorType>(op.getInput().getType());
+    if (!type.hasStaticShape())
+      return b.notifyMatchFailure(op, "dynamic shapes");
+    FloatFormatAttr format = op.getFormat();
+    int m = format.getMantissa();
+    int maxExponent = format.getMaxExponent();
+    double threshold = std::ldexp(2.0 - std::ldexp(1.0, -m), maxExponent) +
+                       std::ldexp(1.0, maxExponent - m - 1);
+    float first = float(threshold);
+    if (double(first) < threshold)
+      first = std::nextafter(first, INFINITY);
+    uint32_t firstBits;
+    std::memcpy(&firstBits, &first, 4);
+    Location loc = op.getLoc();
+    Value count = reduceElements(
+        b, loc, op.getInput(), std::nullopt, {b.getI64IntegerAttr(0)},
+        [&](OpBuilder &nb, Location nl, Value x, ValueRange acc) {
+          Scalar s{nb, nl};
+          Value bits = arith::BitcastOp::create(nb, nl, nb.getI32Type(), x);
+          Value magnitude =
+              arith::AndIOp::create(nb, nl, bits, s.i32(0x7FFFFFFF));
+          Value over = arith::AndIOp::create(
+              nb, nl,
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::uge,
+                                    magnitude, s.i32(firstBits)),
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ule,
+                                    magnitude, s.i32(0x7F800000u)));
+          Value one = arith::ExtUIOp::create(nb, nl, nb.getI64Type(), over);
+          return SmallVector<Value>{
+              arith::AddIOp::create(nb, nl, acc[0], one).getResult()};
+        },
+        [](OpBuilder &nb, Location nl, ValueRange x, ValueRange y) {
+          return SmallVector<Value>{
+              arith::AddIOp::create(nb, nl, x[0], y[0]).getResult()};
+        })[0];
+    b.replaceOpWithNewOp<tensor::ExtractOp>(op, count, ValueRange{});
     return success();
   }
 };
@@ -843,6 +919,15 @@ struct ConvertQTrainToLinalgPass
       return signalPassFailure();
     module.walk([&](Operation *op) {
       if (auto round = dyn_cast<RoundFloatOp>(op);
+          round && !isLowerable(round.getPromotedFormatAttr())) {
+        op->emitError() << "qtrain.round_float to "
+                        << round.getPromotedFormatAttr()
+                        << " could not be lowered: its normal range reaches "
+                           "below fp32's";
+        leftover = true;
+        return;
+      }
+      if (auto round = dyn_cast<RoundFloatOp>(op);
           round && round.getFormat().getMinNormalExponent() < -126) {
         op->emitError() << "qtrain.round_float to " << round.getFormat()
                         << " could not be lowered: its normal range reaches "
@@ -852,7 +937,7 @@ struct ConvertQTrainToLinalgPass
         leftover = true;
         return;
       }
-      if (!isa<FakeQuantOp, QuantizeOp, RoundFloatOp>(op))
+      if (!isa<FakeQuantOp, QuantizeOp, RoundFloatOp, CountOverflowOp>(op))
         return;
       op->emitError() << op->getName()
                       << " could not be lowered (dynamic shapes are not "
@@ -869,5 +954,6 @@ struct ConvertQTrainToLinalgPass
 void mlir::qtrain::populateQTrainToLinalgConversionPatterns(
     RewritePatternSet &patterns) {
   patterns.add<FakeQuantLowering, QuantizeLowering, RangeEmaLowering,
-               RoundFloatLowering>(patterns.getContext());
+               RoundFloatLowering, CountOverflowLowering>(
+      patterns.getContext());
 }

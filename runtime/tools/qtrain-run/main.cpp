@@ -68,6 +68,10 @@ training:
                             with --precision-ratio/--precision-budget: a
                             power of two (default 65536); x2 every epoch,
                             x0.5 and the step skipped on an overflow
+  --promotion-threshold=F   promote a low P or Y tensor to the high format
+                            for the rest of training when this ratio of its
+                            elements overflows in a step (default 0.01,
+                            PAPERS.md; above 1: never)
   --seed=N                  initialization, shuffling and rounding noise
                             (default 1)
   --threads=N               only 1: the compiled step is single-threaded
@@ -113,6 +117,7 @@ struct Options {
   int64_t epochs = 5, batch = 0;
   float lr = 0.05f, momentum = 0.9f, weightDecay = 5e-4f;
   float lossScale = 65536.0f;
+  double promotionThreshold = 0.01;
   uint64_t seed = 1;
   int64_t threads = 1;
   std::string schedule, gradSchedule;
@@ -201,6 +206,8 @@ Options parseOptions(int argc, char **argv) {
       o.weightDecay = float(parseFloat(flag, need()));
     else if (flag == "--loss-scale")
       o.lossScale = float(parseFloat(flag, need()));
+    else if (flag == "--promotion-threshold")
+      o.promotionThreshold = parseFloat(flag, need());
     else if (flag == "--seed")
       o.seed = uint64_t(parseInt(flag, need(), 0, INT64_MAX));
     else if (flag == "--threads")
@@ -421,7 +428,7 @@ public:
     keep("epochs.jsonl", resumeStep / stepsPerEpoch, false, 0);
     stepsCsv = append("steps.csv", "step,epoch,loss,bits,grad_bits,bitops,"
                                    "cumulative_bitops,step_seconds,"
-                                   "loss_scale,skipped\n");
+                                   "loss_scale,skipped,promoted\n");
     stepsJson = append("steps.jsonl", "");
     epochsCsv =
         append("epochs.csv", "epoch,step,train_loss,test_loss,test_accuracy,"
@@ -437,10 +444,15 @@ public:
   /// `lossScale` is the scale the step ran with (1 without loss scaling).
   void step(int64_t step, int64_t epoch, float loss, int bits, int gradBits,
             double bitOps, double total, double seconds, float lossScale,
-            bool skipped) {
-    std::fprintf(stepsCsv, "%lld,%lld,%.9g,%d,%d,%.6g,%.6g,%.6f,%.9g,%d\n",
+            bool skipped, const std::vector<rt::Promotion> &promotions) {
+    std::fprintf(stepsCsv, "%lld,%lld,%.9g,%d,%d,%.6g,%.6g,%.6f,%.9g,%d,%zu\n",
                  (long long)step, (long long)epoch, loss, bits, gradBits,
-                 bitOps, total, seconds, lossScale, skipped ? 1 : 0);
+                 bitOps, total, seconds, lossScale, skipped ? 1 : 0,
+                 promotions.size());
+    json promoted = json::array();
+    for (const rt::Promotion &p : promotions)
+      promoted.push_back(
+          {{"tensor", p.name}, {"overflow_ratio", p.overflowRatio}});
     json j = {{"step", step},
               {"epoch", epoch},
               {"loss", loss},
@@ -450,7 +462,8 @@ public:
               {"cumulative_bitops", total},
               {"step_seconds", seconds},
               {"loss_scale", lossScale},
-              {"skipped", skipped}};
+              {"skipped", skipped},
+              {"promoted", promoted}};
     std::fprintf(stepsJson, "%s\n", j.dump().c_str());
   }
 
@@ -760,6 +773,7 @@ makeTrainer(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
   t.momentum = o.momentum;
   t.weightDecay = o.weightDecay;
   t.initialLossScale = o.lossScale;
+  t.promotionThreshold = o.promotionThreshold;
   std::unique_ptr<rt::Trainer> trainer;
   if (rt::Status s = rt::Trainer::create(std::move(bundle), t, trainer);
       s.failed())
@@ -1048,6 +1062,13 @@ int main(int argc, char **argv) {
     auto t0 = Clock::now();
     if (rt::Status s = trainer->step(x.data(), labels.data(), loss); s.failed())
       die("step " + std::to_string(step) + ": " + s.message());
+    for (const rt::Promotion &p : trainer->getLastPromotions()) {
+      progress.clear();
+      std::printf("step %lld: %s overflowed its low format in %.4g of its "
+                  "elements; promoted to the high format\n",
+                  (long long)step, p.name.c_str(), p.overflowRatio);
+      std::fflush(stdout);
+    }
     if (trainer->lastStepSkipped()) {
       progress.clear();
       std::printf("step %lld: a gradient overflowed at loss scale %g; step "
@@ -1071,7 +1092,7 @@ int main(int argc, char **argv) {
     times.second += seconds;
     logs.step(step, epoch, loss, bits, gradBits, trainer->getLastBitOps(),
               trainer->getTotalBitOps(), seconds, lossScale,
-              trainer->lastStepSkipped());
+              trainer->lastStepSkipped(), trainer->getLastPromotions());
     epochLoss += loss;
     ++epochSteps;
     ++rateSteps;
@@ -1150,6 +1171,9 @@ int main(int argc, char **argv) {
   if (trainer->hasLossScale())
     std::printf("loss scale: %g now, %lld steps skipped this session\n",
                 trainer->getLossScale(), (long long)trainer->getSkippedSteps());
+  if (trainer->hasPromotion())
+    std::printf("promoted to the high format: %zu of %zu low P/Y tensors\n",
+                trainer->getNumPromoted(), trainer->getNumPromotable());
   std::printf("checkpoint: %s\nlogs: %s/{steps,epochs}.{csv,jsonl}; plots: "
               "%s/{precision,loss,accuracy}.svg\n",
               checkpointPath.c_str(), outDir.c_str(), outDir.c_str());

@@ -308,7 +308,7 @@ func.func @range_ema_momentum(%a: tensor<8xf32>, %s: tensor<2xf32>) -> tensor<2x
 
 // -----
 
-// expected-error @+1 {{'qtrain.state' must be "ema" or "loss_scale", got "momentum"}}
+// expected-error @+1 {{'qtrain.state' must be "ema", "loss_scale", "promotion" or "overflow", got "momentum"}}
 func.func @state_kind(%s: tensor<2xf32> {qtrain.state = "momentum"}) { return }
 
 // -----

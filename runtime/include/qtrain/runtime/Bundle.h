@@ -109,8 +109,12 @@ struct ParameterSpec : TensorSpec {
 };
 
 struct StateSpec : TensorSpec {
-  /// What the state is for ("ema", ...); informational.
+  /// What the state is for: "ema", "loss_scale", "promotion", "overflow"
+  /// (docs/bundle.md); other kinds are carried along.
   std::string kind;
+  /// The names of its elements, when each stands for a tensor of the step
+  /// (the manifest's optional "tensors"); empty otherwise.
+  std::vector<std::string> tensors;
 };
 
 /// One precompiled kernel variant of a site.

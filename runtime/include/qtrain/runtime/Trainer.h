@@ -79,6 +79,21 @@ struct TrainerOptions {
   /// Initial dynamic loss scale, for bundles with a "loss_scale" state
   /// (PAPERS.md section 4: 65536); a positive power of two.
   float initialLossScale = 65536.0f;
+  /// Run-time promotion (bundles with "promotion"/"overflow" state): a low
+  /// P or Y tensor whose overflow ratio in a step reaches this is switched
+  /// to the high format for the rest of training (PAPERS.md section 4:
+  /// 0.01). In (0, 1] promotes; above 1 never.
+  double promotionThreshold = 0.01;
+};
+
+/// A tensor switched to its high format after a step.
+struct Promotion {
+  /// Index among the bundle's promotable tensors.
+  size_t index = 0;
+  /// Its name (the manifest's "tensors"), or "tensor <index>".
+  std::string name;
+  /// The ratio of its elements that overflowed the low format.
+  double overflowRatio = 0;
 };
 
 /// eval()'s `bits` for "the schedule's bits at the current step".
@@ -159,6 +174,15 @@ public:
   /// epoch); fails without a loss scale or for a value that is not a
   /// positive, finite power of two.
   Status setLossScale(float scale);
+  /// Whether the bundle's low P and Y tensors can be promoted.
+  bool hasPromotion() const { return promotionState >= 0; }
+  /// The tensors promoted after the last step.
+  const std::vector<Promotion> &getLastPromotions() const {
+    return lastPromotions;
+  }
+  /// How many tensors are promoted now, and how many could be.
+  size_t getNumPromoted() const;
+  size_t getNumPromotable() const;
   /// Whether the last step was skipped for non-finite gradients.
   bool lastStepSkipped() const { return lastSkipped; }
   /// Steps skipped so far in this process.
@@ -260,6 +284,9 @@ private:
   int64_t lossScaleState = -1;
   bool lastSkipped = false;
   int64_t skippedSteps = 0;
+  /// Indices of the "promotion" and "overflow" state tensors, or -1.
+  int64_t promotionState = -1, overflowState = -1;
+  std::vector<Promotion> lastPromotions;
 };
 
 } // namespace qtrain::rt
