@@ -442,4 +442,24 @@ Status assignByBudget(const std::vector<Group> &groups, int64_t budgetBytes,
       "; all high: " + std::to_string(allHighBytes) + " bytes)");
 }
 
+Status profiledScores(const std::vector<int64_t> &savedBits,
+                      const std::vector<double> &risk, double tolerance,
+                      std::vector<double> &out) {
+  if (savedBits.size() != risk.size())
+    return Status::error("profiled scores: " +
+                         std::to_string(savedBits.size()) + " groups but " +
+                         std::to_string(risk.size()) + " risks");
+  if (!(tolerance > 0.0))
+    return Status::error("profiled scores: the tolerance must be positive");
+  std::vector<double> scores;
+  for (size_t g = 0; g < risk.size(); ++g) {
+    if (!(risk[g] >= 0.0))
+      return Status::error("profiled scores: group " + std::to_string(g) +
+                           " has an invalid risk " + std::to_string(risk[g]));
+    scores.push_back(double(savedBits[g]) / (1.0 + risk[g] / tolerance));
+  }
+  out = std::move(scores);
+  return Status::success();
+}
+
 } // namespace qtrain::search

@@ -22,6 +22,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -55,6 +56,11 @@ struct AssignPrecisionPass
     : mlir::qtrain::impl::AssignPrecisionPassBase<AssignPrecisionPass> {
   using AssignPrecisionPassBase::AssignPrecisionPassBase;
   void runOnOperation() override;
+
+private:
+  LogicalResult scoreFromProfile(func::FuncOp fn, const MemoryModel &model,
+                                 const std::vector<search::Group> &groups,
+                                 search::Options &options);
 };
 
 } // namespace
@@ -249,6 +255,87 @@ static FloatFormatAttr toAttr(MLIRContext *ctx, const rt::FloatFormat &f,
                               saturate);
 }
 
+/// The name qtrain-insert-rounding gives tensor `t` (the manifest's
+/// "tensors", and so the overflow profile's), for P and Y; "" otherwise.
+static std::string profileName(const MemoryModel &model,
+                               const search::TensorRef &t) {
+  if (t.cls == search::TensorClass::P)
+    return "P of argument " +
+           std::to_string(model.params[t.module][t.param].getArgNumber());
+  if (t.cls != search::TensorClass::Y)
+    return "";
+  if (!model.ops[t.module])
+    return "Y of argument " +
+           std::to_string(model.inputs[t.module].getArgNumber());
+  return "Y of " + model.modules[t.module].name;
+}
+
+LogicalResult AssignPrecisionPass::scoreFromProfile(
+    func::FuncOp fn, const MemoryModel &model,
+    const std::vector<search::Group> &groups, search::Options &options) {
+  auto fail = [&](const Twine &why) {
+    return fn.emitError("qtrain-assign-precision: profile '")
+           << profile << "': " << why;
+  };
+  auto buffer = llvm::MemoryBuffer::getFile(profile);
+  if (!buffer)
+    return fail(buffer.getError().message());
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return fail(llvm::toString(json.takeError()));
+  const llvm::json::Object *root = json->getAsObject();
+  const llvm::json::Array *tensors =
+      root ? root->getArray("tensors") : nullptr;
+  if (!root || root->getString("format") != "qtrain-overflow-profile" ||
+      !tensors)
+    return fail("not a qtrain-overflow-profile (qtrain-run "
+                "--overflow-profile) with a 'tensors' array");
+  llvm::StringMap<double> mean;
+  for (const llvm::json::Value &entry : *tensors) {
+    const llvm::json::Object *t = entry.getAsObject();
+    std::optional<StringRef> name = t ? t->getString("name") : std::nullopt;
+    std::optional<double> value = t ? t->getNumber("mean") : std::nullopt;
+    if (!name || !value || !(*value >= 0.0))
+      return fail("every tensor needs a 'name' and a non-negative 'mean'");
+    mean[*name] = *value;
+  }
+  // A group's risk: the largest mean overflow ratio of its P and Y.
+  std::vector<double> risk(groups.size(), 0.0);
+  int64_t matched = 0;
+  for (const search::Group &group : groups)
+    for (const search::TensorRef &t : group.tensors) {
+      auto it = mean.find(profileName(model, t));
+      if (it == mean.end())
+        continue;
+      ++matched;
+      risk[group.id] = std::max(risk[group.id], it->second);
+    }
+  if (matched == 0)
+    return fail("names none of this graph's P or Y tensors; profile a "
+                "bundle compiled from the same graph with --precision-ratio=1");
+  search::Assignment allLow;
+  search::Options plain;
+  if (rt::Status s = search::assignByRatio(groups, 1.0, plain, allLow);
+      s.failed())
+    return fail(s.message());
+  std::vector<int64_t> saved;
+  for (const search::Group &group : groups)
+    saved.push_back(allLow.groupBitsBefore[group.id] -
+                    allLow.groupBitsAfter[group.id]);
+  if (rt::Status s =
+          search::profiledScores(saved, risk, tolerance, options.scores);
+      s.failed())
+    return fail(s.message());
+  for (const search::Group &group : groups)
+    emitRemark(fn.getLoc())
+        << "group " << group.id << ": saves "
+        << formatBytes(search::bitsToBytes(saved[group.id]))
+        << " when low, profiled overflow ratio " << shortDecimal(risk[group.id])
+        << ", score " << shortDecimal(options.scores[group.id]);
+  return success();
+}
+
 void AssignPrecisionPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
@@ -272,8 +359,17 @@ void AssignPrecisionPass::runOnOperation() {
   search::Options options;
   options.seed = seed;
   options.scores.assign(scores.begin(), scores.end());
-  if (rt::Status s = search::parseOrder(order, options.order); s.failed()) {
-    fn.emitError("qtrain-assign-precision: ") << s.message();
+  bool profiled = order == "profiled";
+  if (profiled != !profile.empty()) {
+    fn.emitError("qtrain-assign-precision: order=profiled and profile=FILE "
+                 "come together");
+    return signalPassFailure();
+  }
+  if (rt::Status s = search::parseOrder(profiled ? "scored" : order.getValue(),
+                                        options.order);
+      s.failed()) {
+    fn.emitError("qtrain-assign-precision: ")
+        << s.message() << " (or profiled)";
     return signalPassFailure();
   }
 
@@ -285,6 +381,8 @@ void AssignPrecisionPass::runOnOperation() {
     fn.emitError("qtrain-assign-precision: ") << s.message();
     return signalPassFailure();
   }
+  if (profiled && failed(scoreFromProfile(fn, *model, groups, options)))
+    return signalPassFailure();
   search::Assignment result;
   rt::Status status =
       hasRatio ? search::assignByRatio(groups, ratio, options, result)

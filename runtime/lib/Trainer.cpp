@@ -454,6 +454,7 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
     const float *ratios =
         buffers[1 - current][2 * numParameters + size_t(overflowState)].data;
     const StateSpec &spec = m.state[size_t(promotionState)];
+    lastOverflowRatios.assign(ratios, ratios + spec.numel);
     for (size_t k = 0; k < size_t(spec.numel); ++k) {
       bool promoted = false;
       for (int parity = 0; parity < 2; ++parity)
@@ -562,6 +563,18 @@ int64_t Trainer::findParameter(std::string_view name) const {
 }
 
 size_t Trainer::getNumState() const { return numState; }
+
+std::vector<std::string> Trainer::getPromotableNames() const {
+  std::vector<std::string> names;
+  if (promotionState < 0)
+    return names;
+  const StateSpec &spec =
+      bundle->getManifest().state[size_t(promotionState)];
+  for (size_t k = 0; k < size_t(spec.numel); ++k)
+    names.push_back(k < spec.tensors.size() ? spec.tensors[k]
+                                            : "tensor " + std::to_string(k));
+  return names;
+}
 
 size_t Trainer::getNumPromotable() const {
   if (promotionState < 0)

@@ -78,13 +78,17 @@ static cl::opt<std::string> precisionBudget(
 static cl::opt<std::string>
     precisionOrder("precision-order", cl::init("largest"),
                    cl::desc("Group order: largest (the paper), smallest, "
-                            "random, scored"));
+                            "random, scored, profiled (ours)"));
 static cl::opt<uint64_t> precisionSeed("precision-seed", cl::init(0),
                                        cl::desc("Seed of the random order"));
 static cl::opt<std::string>
     precisionScores("precision-scores", cl::init(""),
                     cl::desc("Scored order: one score per group, comma-"
                              "separated"));
+static cl::opt<std::string> precisionProfile(
+    "precision-profile", cl::init(""),
+    cl::desc("--precision-order=profiled: the overflow profile written by "
+             "qtrain-run --overflow-profile"));
 static cl::opt<std::string>
     precisionReport("precision-report", cl::init(""),
                     cl::desc("Write the precision assignment as JSON here"));
@@ -178,7 +182,7 @@ int main(int argc, char **argv) {
     for (const std::string &value :
          {precisionRatio.getValue(), precisionBudget.getValue(),
           precisionOrder.getValue(), precisionScores.getValue(),
-          precisionReport.getValue()})
+          precisionReport.getValue(), precisionProfile.getValue()})
       if (value.find_first_of(" {}'\"") != std::string::npos)
         return fail("precision option value '" + value +
                     "' may not contain spaces, braces or quotes");
@@ -192,6 +196,8 @@ int main(int argc, char **argv) {
       pipeline += " scores=" + precisionScores;
     if (!precisionReport.empty())
       pipeline += " report=" + precisionReport;
+    if (!precisionProfile.empty())
+      pipeline += " profile=" + precisionProfile;
     pipeline += "},";
   }
   pipeline += "qtrain-insert-quant{policy=" + policy +

@@ -226,6 +226,19 @@ rt::Status assignByRatio(const std::vector<Group> &groups, double r,
 rt::Status assignByBudget(const std::vector<Group> &groups, int64_t budgetBytes,
                           const Options &options, Assignment &out);
 
+/// Ours, beyond the paper: scores for Order::Scored from a profiling run
+/// in which every group was low. `savedBits[g]` is what storing group g low
+/// saves (Assignment::groupBitsBefore - groupBitsAfter of an all-low
+/// assignment); `risk[g]` the largest mean overflow ratio of its P and Y
+/// tensors in the profile. The score is savedBits / (1 + risk / tolerance):
+/// groups that do not overflow are ranked by what they save, as the paper's
+/// greedy does, and a group overflowing at `tolerance` counts half. Fails
+/// on mismatched sizes, negative or NaN risks and a tolerance that is not
+/// positive.
+rt::Status profiledScores(const std::vector<int64_t> &savedBits,
+                          const std::vector<double> &risk, double tolerance,
+                          std::vector<double> &out);
+
 } // namespace qtrain::search
 
 #endif // QTRAIN_SEARCH_ASSIGNMENT_H

@@ -241,8 +241,12 @@ def AssignPrecisionPass : Pass<"qtrain-assign-precision", "::mlir::ModuleOp"> {
     The search (`lib/Search`, `include/qtrain/Search/Assignment.h`) then
     picks the groups to store in low precision: with `ratio=r`, groups in
     `order` until they cover r of all elements (`largest` is the paper's
-    greedy; `smallest` and `random` are its ablations; `scored` is ours:
-    `scores`, one per group, descending); with `budget=BYTES`, the smallest
+    greedy; `smallest` and `random` are its ablations; `scored` takes
+    `scores`, one per group, descending; `profiled` is ours: the scores come
+    from `profile`, a profiling run with every group low (qtrain-run
+    --overflow-profile), as the bytes a group saves / (1 + its largest mean
+    P/Y overflow ratio / `tolerance`), so groups whose low formats overflow
+    go last); with `budget=BYTES`, the smallest
     r whose footprint fits, or an error that states the smallest footprint
     the search reaches.
 
@@ -268,13 +272,19 @@ def AssignPrecisionPass : Pass<"qtrain-assign-precision", "::mlir::ModuleOp"> {
            "Memory budget for the assigned tensors: bytes, or a number with "
            "KiB, MiB or GiB (exclusive with ratio)">,
     Option<"order", "order", "std::string", /*default=*/"\"largest\"",
-           "Group order: largest (the paper), smallest, random, scored (ours)">,
+           "Group order: largest (the paper), smallest, random, scored, "
+           "profiled (ours)">,
     Option<"seed", "seed", "uint64_t", /*default=*/"0",
            "Seed of order=random">,
     ListOption<"scores", "scores", "double",
                "order=scored: one score per group, in group order">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Write the assignment as JSON to this file">,
+    Option<"profile", "profile", "std::string", /*default=*/"\"\"",
+           "order=profiled: the overflow profile of qtrain-run "
+           "--overflow-profile (a run with every group low)">,
+    Option<"tolerance", "tolerance", "double", /*default=*/"0.001",
+           "order=profiled: the overflow ratio that halves a group's score">,
   ];
   let dependentDialects = ["::mlir::qtrain::QTrainDialect"];
   let statistics = [

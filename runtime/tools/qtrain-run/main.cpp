@@ -72,6 +72,9 @@ training:
                             for the rest of training when this ratio of its
                             elements overflows in a step (default 0.01,
                             PAPERS.md; above 1: never)
+  --overflow-profile=FILE   write each low P/Y tensor's overflow ratio (mean
+                            and max over this session's steps) as JSON, for
+                            qtrain-compile --precision-order=profiled
   --seed=N                  initialization, shuffling and rounding noise
                             (default 1)
   --threads=N               only 1: the compiled step is single-threaded
@@ -118,6 +121,7 @@ struct Options {
   float lr = 0.05f, momentum = 0.9f, weightDecay = 5e-4f;
   float lossScale = 65536.0f;
   double promotionThreshold = 0.01;
+  std::string overflowProfile;
   uint64_t seed = 1;
   int64_t threads = 1;
   std::string schedule, gradSchedule;
@@ -208,6 +212,8 @@ Options parseOptions(int argc, char **argv) {
       o.lossScale = float(parseFloat(flag, need()));
     else if (flag == "--promotion-threshold")
       o.promotionThreshold = parseFloat(flag, need());
+    else if (flag == "--overflow-profile")
+      o.overflowProfile = need();
     else if (flag == "--seed")
       o.seed = uint64_t(parseInt(flag, need(), 0, INT64_MAX));
     else if (flag == "--threads")
@@ -1035,6 +1041,14 @@ int main(int argc, char **argv) {
   std::vector<int64_t> labels(static_cast<size_t>(batch));
   std::vector<int64_t> order;
   std::map<std::pair<int, int>, std::pair<int64_t, double>> stepTimes;
+  if (!o.overflowProfile.empty() && !trainer->hasPromotion())
+    die("--overflow-profile needs a bundle compiled with --precision-ratio or "
+        "--precision-budget that has low P/Y tensors");
+  // --overflow-profile: per promotable tensor, the sum and max of its
+  // overflow ratios over the steps.
+  std::vector<double> overflowSum(trainer->getNumPromotable(), 0.0),
+      overflowMax(trainer->getNumPromotable(), 0.0);
+  int64_t profiledSteps = 0;
   // Logged losses are printed with 9 significant digits: floats round-trip.
   auto [epochLoss, epochSteps] = logs.epochLoss(start / stepsPerEpoch);
   EvalResult last;
@@ -1062,6 +1076,14 @@ int main(int argc, char **argv) {
     auto t0 = Clock::now();
     if (rt::Status s = trainer->step(x.data(), labels.data(), loss); s.failed())
       die("step " + std::to_string(step) + ": " + s.message());
+    if (!o.overflowProfile.empty()) {
+      const std::vector<float> &ratios = trainer->getLastOverflowRatios();
+      for (size_t k = 0; k < ratios.size() && k < overflowSum.size(); ++k) {
+        overflowSum[k] += ratios[k];
+        overflowMax[k] = std::max(overflowMax[k], double(ratios[k]));
+      }
+      ++profiledSteps;
+    }
     for (const rt::Promotion &p : trainer->getLastPromotions()) {
       progress.clear();
       std::printf("step %lld: %s overflowed its low format in %.4g of its "
@@ -1174,6 +1196,27 @@ int main(int argc, char **argv) {
   if (trainer->hasPromotion())
     std::printf("promoted to the high format: %zu of %zu low P/Y tensors\n",
                 trainer->getNumPromoted(), trainer->getNumPromotable());
+  if (!o.overflowProfile.empty()) {
+    json tensors = json::array();
+    std::vector<std::string> names = trainer->getPromotableNames();
+    for (size_t k = 0; k < names.size(); ++k)
+      tensors.push_back(
+          {{"name", names[k]},
+           {"mean", profiledSteps ? overflowSum[k] / double(profiledSteps)
+                                  : 0.0},
+           {"max", overflowMax[k]}});
+    json profile = {{"format", "qtrain-overflow-profile"},
+                    {"version", 1},
+                    {"steps", profiledSteps},
+                    {"promotion_threshold", o.promotionThreshold},
+                    {"tensors", tensors}};
+    std::ofstream out(o.overflowProfile);
+    out << profile.dump(2) << "\n";
+    if (!out)
+      die("cannot write the overflow profile " + o.overflowProfile);
+    std::printf("overflow profile: %s (%lld steps)\n",
+                o.overflowProfile.c_str(), (long long)profiledSteps);
+  }
   std::printf("checkpoint: %s\nlogs: %s/{steps,epochs}.{csv,jsonl}; plots: "
               "%s/{precision,loss,accuracy}.svg\n",
               checkpointPath.c_str(), outDir.c_str(), outDir.c_str());

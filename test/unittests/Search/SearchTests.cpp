@@ -594,4 +594,38 @@ TEST(SearchBudget, FollowsTheOrder) {
   EXPECT_EQ(chosenAt(groups, a.ratio, options), (std::vector<int>{1, 2}));
 }
 
+TEST(SearchProfiled, ScoresFollowSavingsAndOverflow) {
+  std::vector<double> scores;
+  ASSERT_TRUE(
+      profiledScores({800, 400, 100}, {0.0, 0.001, 0.0}, 0.001, scores).isOk());
+  // No overflow: the score is the saving; overflow at the tolerance halves.
+  EXPECT_EQ(scores, (std::vector<double>{800.0, 200.0, 100.0}));
+  // A group that overflows heavily drops behind a smaller clean one.
+  ASSERT_TRUE(
+      profiledScores({800, 100}, {0.05, 0.0}, 0.001, scores).isOk());
+  EXPECT_LT(scores[0], scores[1]);
+}
+
+TEST(SearchProfiled, ScoredOrderUsesThem) {
+  std::vector<Group> groups = groupsOfSizes({5, 3, 2});
+  Options options;
+  options.order = Order::Scored;
+  // The largest group overflows: it goes last.
+  ASSERT_TRUE(
+      profiledScores({5, 3, 2}, {0.1, 0.0, 0.0}, 0.001, options.scores).isOk());
+  Assignment a;
+  ASSERT_TRUE(assignByRatio(groups, 0.5, options, a).isOk());
+  EXPECT_EQ(a.order, (std::vector<int>{1, 2, 0}));
+  EXPECT_EQ(chosen(a), (std::vector<int>{1, 2}));
+}
+
+TEST(SearchProfiled, Errors) {
+  std::vector<double> scores{7.0};
+  EXPECT_TRUE(profiledScores({1, 2}, {0.0}, 0.001, scores).failed());
+  EXPECT_TRUE(profiledScores({1}, {-0.1}, 0.001, scores).failed());
+  EXPECT_TRUE(profiledScores({1}, {std::nan("")}, 0.001, scores).failed());
+  EXPECT_TRUE(profiledScores({1}, {0.0}, 0.0, scores).failed());
+  EXPECT_EQ(scores, std::vector<double>{7.0}); // unchanged on failure
+}
+
 } // namespace

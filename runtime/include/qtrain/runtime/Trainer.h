@@ -180,6 +180,14 @@ public:
   const std::vector<Promotion> &getLastPromotions() const {
     return lastPromotions;
   }
+  /// The overflow ratio of each promotable tensor in the last step (in the
+  /// order of the manifest's "overflow" state; empty before a step).
+  const std::vector<float> &getLastOverflowRatios() const {
+    return lastOverflowRatios;
+  }
+  /// The names of the promotable tensors ("tensor <k>" where the manifest
+  /// gives none).
+  std::vector<std::string> getPromotableNames() const;
   /// How many tensors are promoted now, and how many could be.
   size_t getNumPromoted() const;
   size_t getNumPromotable() const;
@@ -287,6 +295,7 @@ private:
   /// Indices of the "promotion" and "overflow" state tensors, or -1.
   int64_t promotionState = -1, overflowState = -1;
   std::vector<Promotion> lastPromotions;
+  std::vector<float> lastOverflowRatios;
 };
 
 } // namespace qtrain::rt
