@@ -20,4 +20,7 @@ trap 'rm -rf "$tmp"' EXIT
 "$build_dir/bin/qtrain-opt" "$1" --qtrain-lower-cpu -o "$tmp/llvm.mlir"
 "$llvm/bin/mlir-translate" -allow-unregistered-dialect --mlir-to-llvmir \
   "$tmp/llvm.mlir" -o "$tmp/step.ll"
-clang-22 -O2 -shared -fPIC -w "$tmp/step.ll" -lm -o "$2"
+# The step calls the microkernels and allocates through their library.
+clang-22 -O2 -shared -fPIC -w "$tmp/step.ll" -Wl,--whole-archive \
+  "$build_dir/lib/libQTrainUKernels.a" -Wl,--no-whole-archive \
+  -lstdc++ -lpthread -lm -o "$2"

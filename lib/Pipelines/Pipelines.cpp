@@ -50,6 +50,7 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createFreeEarlyPass());
   pm.addPass(createCopiesToLinalgPass());
   pm.addPass(createMicrokernelsPass());
 
@@ -60,7 +61,11 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Buffers go through the generic allocation functions, which the
+  // microkernel library implements with a byte count (qtrain/ukernels.h).
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());

@@ -755,6 +755,14 @@ Status qtrain::rt::openBundle(const std::string &dir,
                           e.field + " in manifest.json) is missing");
     e.function = reinterpret_cast<StepFunction>(address);
   }
+  // Optional: the byte count of the step's allocator (qtrain/ukernels.h);
+  // libraries built otherwise (the test fixtures) have none.
+  bundle->memoryStats = reinterpret_cast<Bundle::MemoryStatsFunction>(
+      lookupSymbol(bundle->handle, "qtrain_step_memory_stats"));
+  bundle->memoryResetPeak = reinterpret_cast<void (*)()>(
+      lookupSymbol(bundle->handle, "qtrain_step_memory_reset_peak"));
+  if (!bundle->memoryStats || !bundle->memoryResetPeak)
+    bundle->memoryStats = nullptr, bundle->memoryResetPeak = nullptr;
   for (const SiteSpec &site : m.sites) {
     std::vector<void *> &addresses = bundle->variantAddresses.emplace_back();
     for (const VariantSpec &v : site.variants) {

@@ -432,8 +432,20 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
   args[trainInputIndex] = const_cast<float *>(x);
   args[trainLabelsIndex] = const_cast<int64_t *>(labels);
   lossArg = 0;
+  Bundle::MemoryStatsFunction stats = bundle->getMemoryStats();
+  int64_t before = 0;
+  if (stats) {
+    bundle->getMemoryResetPeak()();
+    stats(&before, nullptr);
+  }
   bundle->getTrainStep()(args.data());
   loss = lossArg;
+  if (stats) {
+    int64_t peak = 0;
+    stats(nullptr, &peak);
+    lastPeakBytes = peak - before;
+    maxPeakBytes = std::max(maxPeakBytes, lastPeakBytes);
+  }
 
   // A scaled gradient that overflowed leaves inf or NaN in the new
   // parameters or momentum: keep the current buffers and halve the scale.

@@ -588,6 +588,34 @@ def IntegerKernelsPass : Pass<"qtrain-integer-kernels", "ModuleOp"> {
   ];
 }
 
+def FreeEarlyPass : Pass<"qtrain-free-early"> {
+  let summary = "Free each buffer right after its last use";
+  let description = [{
+    MLIR's ownership-based buffer deallocation frees the buffers allocated
+    in a block at the end of that block: a training step, one block, holds
+    every buffer it allocates until it returns, so its peak memory is the
+    sum of all of them. This pass moves each `memref.dealloc` to right
+    after the last op of its block that uses the buffer or any alias of it
+    (views, and values it flows to through region branches, by
+    `BufferViewFlowAnalysis`); an op with regions that uses it inside counts
+    as a use. A buffer used outside the block, or reached through one of the
+    block's arguments, keeps its dealloc where it is; so do deallocs inside
+    ownership guards (`scf.if`) for buffers defined outside them.
+
+    ```mlir
+    %a = memref.alloc() : memref<4xf32>
+    linalg.fill ins(%c : f32) outs(%a : memref<4xf32>)
+    linalg.copy ins(%a : memref<4xf32>) outs(%out : memref<4xf32>)
+    %b = memref.alloc() : memref<4xf32>
+    ...
+    memref.dealloc %a : memref<4xf32>   // moves to right after linalg.copy
+    ```
+  }];
+  let statistics = [
+    Statistic<"numMoved", "moved-deallocs", "Deallocations moved earlier">,
+  ];
+}
+
 def CopiesToLinalgPass : Pass<"qtrain-copies-to-linalg"> {
   let summary = "Rewrite memref.copy as linalg.copy";
   let description = [{

@@ -35,6 +35,9 @@
 
 #include <stdint.h>
 
+/* Symbols a bundle's model.so exports (it links this library). */
+#define QTRAIN_UK_EXPORT __attribute__((visibility("default")))
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -147,6 +150,21 @@ void qtrain_uk_set_num_threads(int32_t threads);
 
 /* "avx512" or "portable": the path the kernels take on this machine. */
 const char *qtrain_uk_isa(void);
+
+/* The allocator of generated code. qtrain-lower-cpu lowers buffer
+ * allocation to MLIR's generic functions _mlir_memref_to_llvm_alloc,
+ * _mlir_memref_to_llvm_aligned_alloc and _mlir_memref_to_llvm_free, which
+ * this library implements on malloc while counting the bytes held: the
+ * buffers of the training step, not the kernels' own packing space. */
+void *_mlir_memref_to_llvm_alloc(uint64_t size);
+void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size);
+void _mlir_memref_to_llvm_free(void *ptr);
+
+/* Bytes the generated code holds now and the most it held since the last
+ * qtrain_step_memory_reset_peak() (which sets the peak to the current
+ * bytes). Either pointer may be null. */
+void qtrain_step_memory_stats(int64_t *current, int64_t *peak);
+void qtrain_step_memory_reset_peak(void);
 
 #ifdef __cplusplus
 }

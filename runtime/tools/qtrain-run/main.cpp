@@ -1196,6 +1196,10 @@ int main(int argc, char **argv) {
   if (trainer->hasPromotion())
     std::printf("promoted to the high format: %zu of %zu low P/Y tensors\n",
                 trainer->getNumPromoted(), trainer->getNumPromotable());
+  if (trainer->getMaxStepPeakBytes() >= 0)
+    std::printf("peak memory of the step's buffers: %.2f MiB (%lld bytes)\n",
+                double(trainer->getMaxStepPeakBytes()) / (1024.0 * 1024.0),
+                (long long)trainer->getMaxStepPeakBytes());
   if (!o.overflowProfile.empty()) {
     json tensors = json::array();
     std::vector<std::string> names = trainer->getPromotableNames();

@@ -193,6 +193,11 @@ public:
   const Manifest &getManifest() const { return manifest; }
   StepFunction getTrainStep() const { return trainStep; }
   StepFunction getEvalStep() const { return evalStep; }
+  /// The library's allocator statistics (bytes held now, peak since the
+  /// last reset), or null when it has none.
+  using MemoryStatsFunction = void (*)(int64_t *current, int64_t *peak);
+  MemoryStatsFunction getMemoryStats() const { return memoryStats; }
+  void (*getMemoryResetPeak() const)() { return memoryResetPeak; }
   /// The address of variant `variant` of site `site`.
   void *getVariantAddress(size_t site, size_t variant) const {
     return variantAddresses[site][variant];
@@ -213,6 +218,8 @@ private:
   void *handle = nullptr;
   StepFunction trainStep = nullptr;
   StepFunction evalStep = nullptr;
+  MemoryStatsFunction memoryStats = nullptr;
+  void (*memoryResetPeak)() = nullptr;
   std::vector<std::vector<void *>> variantAddresses;
   std::vector<std::vector<float>> fileInits;
 };

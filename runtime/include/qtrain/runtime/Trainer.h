@@ -174,6 +174,12 @@ public:
   /// epoch); fails without a loss scale or for a value that is not a
   /// positive, finite power of two.
   Status setLossScale(float scale);
+  /// The most bytes the step's own buffers (the generated code's
+  /// allocations, not the parameters, optimizer state or data the runtime
+  /// holds) took at once during the last training step, and over all steps
+  /// of this process; -1 when the bundle's library does not count them.
+  int64_t getLastStepPeakBytes() const { return lastPeakBytes; }
+  int64_t getMaxStepPeakBytes() const { return maxPeakBytes; }
   /// Whether the bundle's low P and Y tensors can be promoted.
   bool hasPromotion() const { return promotionState >= 0; }
   /// The tensors promoted after the last step.
@@ -296,6 +302,7 @@ private:
   int64_t promotionState = -1, overflowState = -1;
   std::vector<Promotion> lastPromotions;
   std::vector<float> lastOverflowRatios;
+  int64_t lastPeakBytes = -1, maxPeakBytes = -1;
 };
 
 } // namespace qtrain::rt

@@ -1,0 +1,66 @@
+//===- FreeEarly.cpp - Free each buffer after its last use ------*- C++ -*-===//
+//
+// qtrain-free-early: MLIR's ownership-based buffer deallocation frees the
+// buffers of a block at its end, so a training step holds every buffer it
+// ever allocates until it returns. This pass moves each memref.dealloc to
+// right after the last op of its block that uses the buffer or any view of
+// it, so that memory is reused while the step runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/Transforms/Passes.h"
+
+#include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir::qtrain {
+#define GEN_PASS_DEF_FREEEARLYPASS
+#include "qtrain/Transforms/Passes.h.inc"
+} // namespace mlir::qtrain
+
+using namespace mlir;
+
+namespace {
+struct FreeEarlyPass
+    : mlir::qtrain::impl::FreeEarlyPassBase<FreeEarlyPass> {
+  void runOnOperation() override;
+};
+} // namespace
+
+void FreeEarlyPass::runOnOperation() {
+  Operation *root = getOperation();
+  BufferViewFlowAnalysis aliases(root);
+  SmallVector<memref::DeallocOp> deallocs;
+  root->walk([&](memref::DeallocOp op) { deallocs.push_back(op); });
+  for (memref::DeallocOp dealloc : deallocs) {
+    Block *block = dealloc->getBlock();
+    // The last op of the block that touches the buffer through any alias
+    // (views, and values it flows to through region branches).
+    Operation *last = nullptr;
+    bool escapes = false;
+    for (Value alias : aliases.resolve(dealloc.getMemref())) {
+      if (auto arg = dyn_cast<BlockArgument>(alias);
+          arg && arg.getOwner() == block)
+        escapes = true; // defined by the block itself: keep it where it is
+      for (Operation *user : alias.getUsers()) {
+        if (user == dealloc)
+          continue;
+        Operation *ancestor = block->findAncestorOpInBlock(*user);
+        // A use outside the block (an enclosing op reads it after the
+        // block runs): leave the dealloc alone.
+        if (!ancestor) {
+          escapes = true;
+          continue;
+        }
+        if (!last || last->isBeforeInBlock(ancestor))
+          last = ancestor;
+      }
+    }
+    if (escapes || !last || !last->isBeforeInBlock(dealloc))
+      continue;
+    if (last->hasTrait<OpTrait::IsTerminator>())
+      continue;
+    dealloc->moveAfter(last);
+    ++numMoved;
+  }
+}
