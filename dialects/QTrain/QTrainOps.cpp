@@ -172,6 +172,46 @@ LogicalResult RangeEmaOp::verify() {
 // RoundFloatOp
 //===----------------------------------------------------------------------===//
 
+/// Checks the formats and types of encode_float / decode_float: `floats` is
+/// the f32 side, `codes` the integer side.
+static LogicalResult verifyCodec(Operation *op, Type floats, Type codes,
+                                 FloatFormatAttr format, Value promoted,
+                                 FloatFormatAttr promotedFormat) {
+  if (bool(promoted) != bool(promotedFormat))
+    return op->emitOpError("a promoted format and its flag come together");
+  auto f = cast<RankedTensorType>(floats);
+  auto c = cast<RankedTensorType>(codes);
+  if (f.getShape() != c.getShape())
+    return op->emitOpError("codes and values must have the same shape, got ")
+           << codes << " and " << floats;
+  unsigned width = c.getElementTypeBitWidth();
+  for (FloatFormatAttr fmt : {format, promotedFormat}) {
+    if (!fmt)
+      continue;
+    if (fmt.getExponent() >= 8)
+      return op->emitOpError("cannot encode ")
+             << fmt << ": 8 exponent bits reserve inf/NaN codes";
+    if (!fmt.getSaturate())
+      return op->emitOpError("cannot encode ")
+             << fmt << ": without saturation it produces inf, which has no code";
+    if (fmt.getWidth() > width)
+      return op->emitOpError()
+             << fmt << " needs " << fmt.getWidth() << " bits, more than "
+             << codes;
+  }
+  return success();
+}
+
+LogicalResult EncodeFloatOp::verify() {
+  return verifyCodec(*this, getInput().getType(), getResult().getType(),
+                     getFormat(), getPromoted(), getPromotedFormatAttr());
+}
+
+LogicalResult DecodeFloatOp::verify() {
+  return verifyCodec(*this, getResult().getType(), getInput().getType(),
+                     getFormat(), getPromoted(), getPromotedFormatAttr());
+}
+
 LogicalResult RoundFloatOp::verify() {
   if (bool(getPromoted()) != bool(getPromotedFormat()))
     return emitOpError("a promoted format and its flag come together");

@@ -311,6 +311,71 @@ def QTrain_RoundFloatOp : QTrain_Op<"round_float", [
 }
 
 //===----------------------------------------------------------------------===//
+// EncodeFloatOp, DecodeFloatOp
+//===----------------------------------------------------------------------===//
+
+def QTrain_EncodeFloatOp : QTrain_Op<"encode_float", [Pure]> {
+  let summary = "Store values of a reduced float format in their bits";
+  let description = [{
+    The codes of `input`, whose elements must be values of `format` (the
+    result of `qtrain.round_float` to it), in integers of the result's width
+    (i8 or i16, at least the format's 1 + e + m bits): sign, exponent field
+    and mantissa, as the format defines them. With `or <high> if %promoted`
+    the flag picks the format, as for `round_float`, and the codes must fit
+    both. Formats with 8 exponent bits (which reserve inf/NaN codes) are not
+    encoded. NaN has no code in these formats: it is stored as the largest
+    finite magnitude of its sign (the step's loss is NaN in that case
+    anyway, since the forward pass reads the rounded values themselves).
+
+    `qtrain-store-saved` uses it to keep the activations the backward pass
+    reads at their real width.
+
+    ```mlir
+    %codes = qtrain.encode_float %y_low to <4, 3, 4, saturate>
+        : tensor<128x84xf32> -> tensor<128x84xi8>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[F32]>:$input,
+    QTrain_FloatFormatAttr:$format,
+    Optional<I1>:$promoted,
+    OptionalAttr<QTrain_FloatFormatAttr>:$promotedFormat
+  );
+  let results = (outs RankedTensorOf<[I8, I16]>:$result);
+  let assemblyFormat = [{
+    $input `to` $format (`or` $promotedFormat^ `if` $promoted)? attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def QTrain_DecodeFloatOp : QTrain_Op<"decode_float", [Pure]> {
+  let summary = "The f32 values of codes of a reduced float format";
+  let description = [{
+    The inverse of `qtrain.encode_float` with the same formats and flag:
+    every code becomes the f32 value it stands for (exactly: every value of
+    a lowerable format is an f32).
+
+    ```mlir
+    %y = qtrain.decode_float %codes from <4, 3, 4, saturate>
+        : tensor<128x84xi8> -> tensor<128x84xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[I8, I16]>:$input,
+    QTrain_FloatFormatAttr:$format,
+    Optional<I1>:$promoted,
+    OptionalAttr<QTrain_FloatFormatAttr>:$promotedFormat
+  );
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $input `from` $format (`or` $promotedFormat^ `if` $promoted)? attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // CountOverflowOp
 //===----------------------------------------------------------------------===//
 

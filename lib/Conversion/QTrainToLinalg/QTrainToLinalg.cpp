@@ -847,6 +847,131 @@ struct RoundFloatLowering : OpRewritePattern<RoundFloatOp> {
   }
 };
 
+/// The code (in an i32) of `x`, a value of `format` (e < 8) or NaN: sign,
+/// exponent field, mantissa. NaN takes the largest finite magnitude.
+static Value encodeScalar(OpBuilder &b, Location loc, Value x,
+                          FloatFormatAttr format) {
+  Scalar s{b, loc};
+  auto c = [&](int64_t v) { return s.i32(uint32_t(v)); };
+  auto op2 = [&](auto tag, Value l, Value r) {
+    return decltype(tag)::create(b, loc, l, r).getResult();
+  };
+  using And = arith::AndIOp;
+  using Or = arith::OrIOp;
+  using Shl = arith::ShLIOp;
+  using Shr = arith::ShRUIOp;
+  int e = format.getExponent(), m = format.getMantissa();
+  int fullBias = format.getFullBias(), minExponent = format.getMinNormalExponent();
+  int64_t mantissaMask = (int64_t(1) << m) - 1;
+  int64_t maxCode = (((int64_t(1) << e) - 1) << m) | mantissaMask;
+  Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), x);
+  Value sign = op2(Shr{}, bits, c(31));
+  Value a = op2(And{}, bits, c(0x7FFFFFFF));
+  Value e32 = op2(Shr{}, a, c(23));
+  // Normal in the format: rebias the exponent, keep the top m bits.
+  Value normal = op2(
+      Or{}, op2(Shl{}, arith::AddIOp::create(b, loc, e32, c(fullBias - 127)), c(m)),
+      op2(And{}, op2(Shr{}, a, c(23 - m)), c(mantissaMask)));
+  // Below the smallest normal: value = S * 2^Eeff, code = S >> shift with
+  // shift = (Emin - m) - Eeff, exact for a value of the format.
+  Value isF32Sub = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         e32, c(0));
+  Value f = op2(And{}, a, c(0x7FFFFF));
+  Value significand = s.select(isF32Sub, f, op2(Or{}, f, c(1 << 23)));
+  Value eEff = s.select(isF32Sub, c(-149),
+                        arith::SubIOp::create(b, loc, e32, c(150)));
+  Value shift = arith::SubIOp::create(b, loc, c(minExponent - m), eEff);
+  shift = arith::MinSIOp::create(b, loc, shift, c(31));
+  Value sub = op2(Shr{}, significand, shift);
+  Value isSub = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, a,
+                                      c(int64_t(minExponent + 127) << 23));
+  Value magnitude = s.select(isSub, sub, normal);
+  Value isNan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, a,
+                                      c(0x7F800000));
+  magnitude = s.select(isNan, c(maxCode), magnitude);
+  return op2(Or{}, op2(Shl{}, sign, c(e + m)), magnitude);
+}
+
+/// The f32 value of `code` (an i32 holding a code of `format`).
+static Value decodeScalar(OpBuilder &b, Location loc, Value code,
+                          FloatFormatAttr format) {
+  Scalar s{b, loc};
+  auto c = [&](int64_t v) { return s.i32(uint32_t(v)); };
+  int e = format.getExponent(), m = format.getMantissa();
+  int fullBias = format.getFullBias(), minExponent = format.getMinNormalExponent();
+  Value sign = arith::ShLIOp::create(
+      b, loc,
+      arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, code, c(e + m)), c(1)),
+      c(31));
+  Value field = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, code, c(m)), c((1 << e) - 1));
+  Value mantissa = arith::AndIOp::create(b, loc, code, c((1 << m) - 1));
+  Value normal = arith::OrIOp::create(
+      b, loc,
+      arith::ShLIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, field, c(127 - fullBias)),
+          c(23)),
+      arith::ShLIOp::create(b, loc, mantissa, c(23 - m)));
+  // Subnormal codes: mantissa * 2^(Emin - m), exact in f32.
+  Value scaled = arith::MulFOp::create(
+      b, loc, arith::SIToFPOp::create(b, loc, b.getF32Type(), mantissa),
+      s.f32(std::ldexp(1.0, minExponent - m)));
+  Value sub = arith::BitcastOp::create(b, loc, b.getI32Type(), scaled);
+  Value isSub = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, field,
+                                      c(0));
+  Value magnitude = s.select(isSub, sub, normal);
+  return arith::BitcastOp::create(
+      b, loc, b.getF32Type(), arith::OrIOp::create(b, loc, magnitude, sign));
+}
+
+/// encode_float and decode_float: one elementwise generic; with a promoted
+/// format both codecs are compiled and the flag selects.
+template <typename OpTy, bool Encode>
+struct CodecLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &b) const override {
+    auto inType = cast<RankedTensorType>(op.getInput().getType());
+    auto outType = cast<RankedTensorType>(op.getResult().getType());
+    if (!inType.hasStaticShape())
+      return b.notifyMatchFailure(op, "dynamic shapes");
+    for (FloatFormatAttr f : {op.getFormat(), op.getPromotedFormatAttr()})
+      if (f && f.getMinNormalExponent() < -126)
+        return b.notifyMatchFailure(op, "normal range below fp32's");
+    Location loc = op.getLoc();
+    unsigned rank = inType.getRank();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+    Value init = tensor::EmptyOp::create(b, loc, outType.getShape(),
+                                         outType.getElementType());
+    Value promoted = op.getPromoted();
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{outType}, ValueRange{op.getInput()},
+        ValueRange{init}, ArrayRef<AffineMap>{id, id},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Scalar sc{nb, nl};
+          auto one = [&](FloatFormatAttr f) -> Value {
+            if (Encode)
+              return encodeScalar(nb, nl, args[0], f);
+            Value code = arith::ExtUIOp::create(nb, nl, nb.getI32Type(),
+                                                args[0]);
+            return decodeScalar(nb, nl, code, f);
+          };
+          Value result = one(op.getFormat());
+          if (promoted)
+            result = sc.select(promoted, one(op.getPromotedFormatAttr()),
+                               result);
+          if (Encode)
+            result = arith::TruncIOp::create(nb, nl, outType.getElementType(),
+                                             result);
+          linalg::YieldOp::create(nb, nl, result);
+        });
+    b.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 /// The count of elements at or beyond the overflow threshold, as a
 /// vectorizable reduction: |x| >= threshold compares the magnitude bits
 /// with those of the first f32 at or above the threshold; NaN bits are
@@ -937,7 +1062,8 @@ struct ConvertQTrainToLinalgPass
         leftover = true;
         return;
       }
-      if (!isa<FakeQuantOp, QuantizeOp, RoundFloatOp, CountOverflowOp>(op))
+      if (!isa<FakeQuantOp, QuantizeOp, RoundFloatOp, CountOverflowOp,
+               EncodeFloatOp, DecodeFloatOp>(op))
         return;
       op->emitError() << op->getName()
                       << " could not be lowered (dynamic shapes are not "
@@ -954,6 +1080,8 @@ struct ConvertQTrainToLinalgPass
 void mlir::qtrain::populateQTrainToLinalgConversionPatterns(
     RewritePatternSet &patterns) {
   patterns.add<FakeQuantLowering, QuantizeLowering, RangeEmaLowering,
-               RoundFloatLowering, CountOverflowLowering>(
+               RoundFloatLowering, CountOverflowLowering,
+               CodecLowering<EncodeFloatOp, true>,
+               CodecLowering<DecodeFloatOp, false>>(
       patterns.getContext());
 }
