@@ -193,11 +193,11 @@ static LogicalResult verifyCodec(Operation *op, Type floats, Type codes,
              << fmt << ": 8 exponent bits reserve inf/NaN codes";
     if (!fmt.getSaturate())
       return op->emitOpError("cannot encode ")
-             << fmt << ": without saturation it produces inf, which has no code";
+             << fmt
+             << ": without saturation it produces inf, which has no code";
     if (fmt.getWidth() > width)
-      return op->emitOpError()
-             << fmt << " needs " << fmt.getWidth() << " bits, more than "
-             << codes;
+      return op->emitOpError() << fmt << " needs " << fmt.getWidth()
+                               << " bits, more than " << codes;
   }
   return success();
 }

@@ -270,8 +270,8 @@ def QTrain_RoundFloatOp : QTrain_Op<"round_float", [
     With `or <high> if %promoted` it rounds to `high` instead when the i1
     `%promoted` is true: the run-time promotion of PAPERS.md section 4, where
     a tensor whose low format overflows too often is switched to the high
-    format without recompiling. Both roundings are compiled; the flag picks
-    one at run time.
+    format without recompiling. Both roundings are compiled into the same
+    loop; the flag picks one at run time.
 
     Folds, each exact: rounding an already rounded tensor to the same format
     returns it (rounding is idempotent, saturated or not), and

@@ -446,9 +446,9 @@ Status profiledScores(const std::vector<int64_t> &savedBits,
                       const std::vector<double> &risk, double tolerance,
                       std::vector<double> &out) {
   if (savedBits.size() != risk.size())
-    return Status::error("profiled scores: " +
-                         std::to_string(savedBits.size()) + " groups but " +
-                         std::to_string(risk.size()) + " risks");
+    return Status::error(
+        "profiled scores: " + std::to_string(savedBits.size()) +
+        " groups but " + std::to_string(risk.size()) + " risks");
   if (!(tolerance > 0.0))
     return Status::error("profiled scores: the tolerance must be positive");
   std::vector<double> scores;

@@ -270,9 +270,10 @@ static std::string profileName(const MemoryModel &model,
   return "Y of " + model.modules[t.module].name;
 }
 
-LogicalResult AssignPrecisionPass::scoreFromProfile(
-    func::FuncOp fn, const MemoryModel &model,
-    const std::vector<search::Group> &groups, search::Options &options) {
+LogicalResult
+AssignPrecisionPass::scoreFromProfile(func::FuncOp fn, const MemoryModel &model,
+                                      const std::vector<search::Group> &groups,
+                                      search::Options &options) {
   auto fail = [&](const Twine &why) {
     return fn.emitError("qtrain-assign-precision: profile '")
            << profile << "': " << why;
@@ -285,8 +286,7 @@ LogicalResult AssignPrecisionPass::scoreFromProfile(
   if (!json)
     return fail(llvm::toString(json.takeError()));
   const llvm::json::Object *root = json->getAsObject();
-  const llvm::json::Array *tensors =
-      root ? root->getArray("tensors") : nullptr;
+  const llvm::json::Array *tensors = root ? root->getArray("tensors") : nullptr;
   if (!root || root->getString("format") != "qtrain-overflow-profile" ||
       !tensors)
     return fail("not a qtrain-overflow-profile (qtrain-run "

@@ -21,8 +21,7 @@ namespace mlir::qtrain {
 using namespace mlir;
 
 namespace {
-struct FreeEarlyPass
-    : mlir::qtrain::impl::FreeEarlyPassBase<FreeEarlyPass> {
+struct FreeEarlyPass : mlir::qtrain::impl::FreeEarlyPassBase<FreeEarlyPass> {
   void runOnOperation() override;
 };
 } // namespace

@@ -580,8 +580,7 @@ std::vector<std::string> Trainer::getPromotableNames() const {
   std::vector<std::string> names;
   if (promotionState < 0)
     return names;
-  const StateSpec &spec =
-      bundle->getManifest().state[size_t(promotionState)];
+  const StateSpec &spec = bundle->getManifest().state[size_t(promotionState)];
   for (size_t k = 0; k < size_t(spec.numel); ++k)
     names.push_back(k < spec.tensors.size() ? spec.tensors[k]
                                             : "tensor " + std::to_string(k));

@@ -85,6 +85,11 @@ static cl::opt<std::string>
     precisionScores("precision-scores", cl::init(""),
                     cl::desc("Scored order: one score per group, comma-"
                              "separated"));
+static cl::opt<bool> precisionPromotion(
+    "precision-promotion", cl::init(true),
+    cl::desc("Compile the high-format variant of every low P/Y rounding so "
+             "that the runtime can promote it (saved activations then take "
+             "2 bytes, the high format's width, instead of 1)"));
 static cl::opt<std::string> precisionProfile(
     "precision-profile", cl::init(""),
     cl::desc("--precision-order=profiled: the overflow profile written by "
@@ -204,8 +209,11 @@ int main(int argc, char **argv) {
               " schedule=" + scheduleText +
               " grad-bits=" + std::to_string(firstGradBits) + "},";
   if (floatFormats)
-    pipeline += "qtrain-insert-rounding,";
+    pipeline += std::string("qtrain-insert-rounding{promotion=") +
+                (precisionPromotion ? "true" : "false") + "},";
   pipeline += "qtrain-autodiff{loss=" + loss + "}";
+  if (floatFormats)
+    pipeline += ",qtrain-store-saved";
   if (policy != "none")
     pipeline +=
         ",qtrain-form-kernels,qtrain-materialize-variants{bits=" + bits +

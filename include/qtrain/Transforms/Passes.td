@@ -588,6 +588,37 @@ def IntegerKernelsPass : Pass<"qtrain-integer-kernels", "ModuleOp"> {
   ];
 }
 
+def StoreSavedPass : Pass<"qtrain-store-saved", "::mlir::ModuleOp"> {
+  let summary = "Keep the activations the backward pass reads at their format's width";
+  let description = [{
+    Runs on the training step, after `qtrain-autodiff`. Every activation
+    rounded to a reduced float format (`qtrain.round_float`, role
+    activation, a saturating format with fewer than 8 exponent bits) that
+    the backward pass reads is encoded right after the rounding
+    (`qtrain.encode_float`: i8 for formats of up to 8 bits, i16 up to 16; a
+    promotable rounding takes the width of its wider format), and each
+    backward op that read it reads `qtrain.decode_float` of the codes,
+    decoded right before it. The forward pass still reads the f32 rounded
+    values, so its results do not change; decoding gives back the rounded
+    values bit for bit, so the backward pass does not change either. What
+    changes is memory: with `qtrain-free-early` the f32 values die after
+    the forward pass, and only the codes live until the backward pass: 1 or
+    2 bytes per element instead of 4 (PAPERS.md section 4's "real storage").
+
+    Backward ops are those `qtrain-autodiff` gave the role error or
+    weight_grad. Parameters (P) stay f32: they are the master weights.
+  }];
+  let options = [
+    Option<"train", "train", "std::string", /*default=*/"\"train_step\"",
+           "Name of the training step">,
+  ];
+  let dependentDialects = ["::mlir::qtrain::QTrainDialect"];
+  let statistics = [
+    Statistic<"numStored", "stored-tensors", "Activations kept as codes">,
+    Statistic<"bytesSaved", "bytes-saved", "Bytes saved per step against f32">,
+  ];
+}
+
 def FreeEarlyPass : Pass<"qtrain-free-early"> {
   let summary = "Free each buffer right after its last use";
   let description = [{

@@ -791,9 +791,13 @@ static Value roundToFormat(OpBuilder &b, Location loc, Value x,
                                   s.select(isNan, bits, result));
 }
 
-/// `input` rounded to `format`, elementwise.
+/// `input` rounded to `format`, elementwise; with `promoted` (an i1), to
+/// `promotedFormat` where it is true. Both roundings are compiled into the
+/// one loop and the flag selects: no region branch, so the result is one
+/// buffer that buffer deallocation can free like any other.
 static Value buildRounding(OpBuilder &b, Location loc, Value input,
-                           FloatFormatAttr format) {
+                           FloatFormatAttr format, Value promoted = nullptr,
+                           FloatFormatAttr promotedFormat = nullptr) {
   auto type = cast<RankedTensorType>(input.getType());
   unsigned rank = type.getRank();
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
@@ -804,7 +808,12 @@ static Value buildRounding(OpBuilder &b, Location loc, Value input,
       ArrayRef<AffineMap>{id, id},
       SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location nl, ValueRange args) {
-        linalg::YieldOp::create(nb, nl, roundToFormat(nb, nl, args[0], format));
+        Value result = roundToFormat(nb, nl, args[0], format);
+        if (promoted)
+          result = arith::SelectOp::create(
+              nb, nl, promoted, roundToFormat(nb, nl, args[0], promotedFormat),
+              result);
+        linalg::YieldOp::create(nb, nl, result);
       });
   return generic.getResult(0);
 }
@@ -825,24 +834,9 @@ struct RoundFloatLowering : OpRewritePattern<RoundFloatOp> {
     FloatFormatAttr format = op.getFormat();
     if (!isLowerable(format) || !isLowerable(op.getPromotedFormatAttr()))
       return b.notifyMatchFailure(op, "normal range below fp32's");
-    Location loc = op.getLoc();
-    if (!op.getPromoted()) {
-      b.replaceOp(op, buildRounding(b, loc, op.getInput(), format));
-      return success();
-    }
-    // A promotable rounding: both variants compiled, the flag picks one.
-    auto ifOp = scf::IfOp::create(
-        b, loc, op.getPromoted(),
-        [&](OpBuilder &nb, Location nl) {
-          scf::YieldOp::create(
-              nb, nl,
-              buildRounding(nb, nl, op.getInput(), op.getPromotedFormatAttr()));
-        },
-        [&](OpBuilder &nb, Location nl) {
-          scf::YieldOp::create(nb, nl,
-                               buildRounding(nb, nl, op.getInput(), format));
-        });
-    b.replaceOp(op, ifOp.getResult(0));
+    b.replaceOp(op,
+                buildRounding(b, op.getLoc(), op.getInput(), format,
+                              op.getPromoted(), op.getPromotedFormatAttr()));
     return success();
   }
 };
@@ -861,7 +855,8 @@ static Value encodeScalar(OpBuilder &b, Location loc, Value x,
   using Shl = arith::ShLIOp;
   using Shr = arith::ShRUIOp;
   int e = format.getExponent(), m = format.getMantissa();
-  int fullBias = format.getFullBias(), minExponent = format.getMinNormalExponent();
+  int fullBias = format.getFullBias(),
+      minExponent = format.getMinNormalExponent();
   int64_t mantissaMask = (int64_t(1) << m) - 1;
   int64_t maxCode = (((int64_t(1) << e) - 1) << m) | mantissaMask;
   Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), x);
@@ -870,16 +865,17 @@ static Value encodeScalar(OpBuilder &b, Location loc, Value x,
   Value e32 = op2(Shr{}, a, c(23));
   // Normal in the format: rebias the exponent, keep the top m bits.
   Value normal = op2(
-      Or{}, op2(Shl{}, arith::AddIOp::create(b, loc, e32, c(fullBias - 127)), c(m)),
+      Or{},
+      op2(Shl{}, arith::AddIOp::create(b, loc, e32, c(fullBias - 127)), c(m)),
       op2(And{}, op2(Shr{}, a, c(23 - m)), c(mantissaMask)));
   // Below the smallest normal: value = S * 2^Eeff, code = S >> shift with
   // shift = (Emin - m) - Eeff, exact for a value of the format.
-  Value isF32Sub = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         e32, c(0));
+  Value isF32Sub =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, e32, c(0));
   Value f = op2(And{}, a, c(0x7FFFFF));
   Value significand = s.select(isF32Sub, f, op2(Or{}, f, c(1 << 23)));
-  Value eEff = s.select(isF32Sub, c(-149),
-                        arith::SubIOp::create(b, loc, e32, c(150)));
+  Value eEff =
+      s.select(isF32Sub, c(-149), arith::SubIOp::create(b, loc, e32, c(150)));
   Value shift = arith::SubIOp::create(b, loc, c(minExponent - m), eEff);
   shift = arith::MinSIOp::create(b, loc, shift, c(31));
   Value sub = op2(Shr{}, significand, shift);
@@ -898,7 +894,8 @@ static Value decodeScalar(OpBuilder &b, Location loc, Value code,
   Scalar s{b, loc};
   auto c = [&](int64_t v) { return s.i32(uint32_t(v)); };
   int e = format.getExponent(), m = format.getMantissa();
-  int fullBias = format.getFullBias(), minExponent = format.getMinNormalExponent();
+  int fullBias = format.getFullBias(),
+      minExponent = format.getMinNormalExponent();
   Value sign = arith::ShLIOp::create(
       b, loc,
       arith::AndIOp::create(
@@ -918,8 +915,8 @@ static Value decodeScalar(OpBuilder &b, Location loc, Value code,
       b, loc, arith::SIToFPOp::create(b, loc, b.getF32Type(), mantissa),
       s.f32(std::ldexp(1.0, minExponent - m)));
   Value sub = arith::BitcastOp::create(b, loc, b.getI32Type(), scaled);
-  Value isSub = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, field,
-                                      c(0));
+  Value isSub =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, field, c(0));
   Value magnitude = s.select(isSub, sub, normal);
   return arith::BitcastOp::create(
       b, loc, b.getF32Type(), arith::OrIOp::create(b, loc, magnitude, sign));
@@ -946,22 +943,22 @@ struct CodecLowering : OpRewritePattern<OpTy> {
                                          outType.getElementType());
     Value promoted = op.getPromoted();
     auto generic = linalg::GenericOp::create(
-        b, loc, TypeRange{outType}, ValueRange{op.getInput()},
-        ValueRange{init}, ArrayRef<AffineMap>{id, id},
+        b, loc, TypeRange{outType}, ValueRange{op.getInput()}, ValueRange{init},
+        ArrayRef<AffineMap>{id, id},
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
         [&](OpBuilder &nb, Location nl, ValueRange args) {
           Scalar sc{nb, nl};
           auto one = [&](FloatFormatAttr f) -> Value {
             if (Encode)
               return encodeScalar(nb, nl, args[0], f);
-            Value code = arith::ExtUIOp::create(nb, nl, nb.getI32Type(),
-                                                args[0]);
+            Value code =
+                arith::ExtUIOp::create(nb, nl, nb.getI32Type(), args[0]);
             return decodeScalar(nb, nl, code, f);
           };
           Value result = one(op.getFormat());
           if (promoted)
-            result = sc.select(promoted, one(op.getPromotedFormatAttr()),
-                               result);
+            result =
+                sc.select(promoted, one(op.getPromotedFormatAttr()), result);
           if (Encode)
             result = arith::TruncIOp::create(nb, nl, outType.getElementType(),
                                              result);
@@ -1082,6 +1079,5 @@ void mlir::qtrain::populateQTrainToLinalgConversionPatterns(
   patterns.add<FakeQuantLowering, QuantizeLowering, RangeEmaLowering,
                RoundFloatLowering, CountOverflowLowering,
                CodecLowering<EncodeFloatOp, true>,
-               CodecLowering<DecodeFloatOp, false>>(
-      patterns.getContext());
+               CodecLowering<DecodeFloatOp, false>>(patterns.getContext());
 }

@@ -1,4 +1,5 @@
-//===- StepMemory.cpp - The buffer allocator of generated steps ---*- C++ -*-===//
+//===- StepMemory.cpp - The buffer allocator of generated steps ---*- C++
+//-*-===//
 //
 // Part of the qtrain project.
 //
@@ -13,8 +14,8 @@
 #include "qtrain/ukernels.h"
 
 #include <atomic>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 

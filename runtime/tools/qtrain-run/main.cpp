@@ -1206,8 +1206,8 @@ int main(int argc, char **argv) {
     for (size_t k = 0; k < names.size(); ++k)
       tensors.push_back(
           {{"name", names[k]},
-           {"mean", profiledSteps ? overflowSum[k] / double(profiledSteps)
-                                  : 0.0},
+           {"mean",
+            profiledSteps ? overflowSum[k] / double(profiledSteps) : 0.0},
            {"max", overflowMax[k]}});
     json profile = {{"format", "qtrain-overflow-profile"},
                     {"version", 1},

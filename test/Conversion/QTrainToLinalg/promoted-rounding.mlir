@@ -1,5 +1,5 @@
-// A promotable rounding lowers to both roundings behind an scf.if on its
-// flag, and qtrain.count_overflow to a reduction; compiled, the flag picks
+// A promotable rounding lowers to one loop computing both roundings, its
+// flag selecting, and qtrain.count_overflow to a reduction; compiled, the flag picks
 // the format and the count is exact at the thresholds (31 for FP(4,3,4),
 // 122880 for FP(5,2,0); inf counts, NaN does not): test/lib/promotion_check.py.
 // RUN: qtrain-opt %s --convert-qtrain-to-linalg -o %t.lowered.mlir
@@ -9,12 +9,10 @@
 // RUN: %python %qtrain_src_root/test/lib/promotion_check.py %t.so | FileCheck %s --check-prefix=RUNS
 
 // CHECK-LABEL: func.func @round(
-//       CHECK:   scf.if %{{.*}} -> (tensor<16xf32>) {
-//       CHECK:     linalg.generic
-//       CHECK:     scf.yield
-//       CHECK:   } else {
-//       CHECK:     linalg.generic
-//       CHECK:     scf.yield
+//  CHECK-SAME:   %{{.*}}: tensor<16xf32>, %[[P:.*]]: i1)
+//   CHECK-NOT:   scf.if
+//       CHECK:   linalg.generic
+//       CHECK:     arith.select %[[P]], %{{.*}}, %{{.*}} : f32
 //   CHECK-NOT:   qtrain.round_float
 // CHECK-LABEL: func.func @count_py(
 //   CHECK-NOT:   qtrain.count_overflow

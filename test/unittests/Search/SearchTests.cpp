@@ -601,8 +601,7 @@ TEST(SearchProfiled, ScoresFollowSavingsAndOverflow) {
   // No overflow: the score is the saving; overflow at the tolerance halves.
   EXPECT_EQ(scores, (std::vector<double>{800.0, 200.0, 100.0}));
   // A group that overflows heavily drops behind a smaller clean one.
-  ASSERT_TRUE(
-      profiledScores({800, 100}, {0.05, 0.0}, 0.001, scores).isOk());
+  ASSERT_TRUE(profiledScores({800, 100}, {0.05, 0.0}, 0.001, scores).isOk());
   EXPECT_LT(scores[0], scores[1]);
 }
 
