@@ -61,6 +61,9 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // Views at dynamic offsets (a batch chunk of qtrain-conv-to-gemm) leave
+  // affine.apply for their offsets.
+  pm.addPass(createLowerAffinePass());
   // Buffers go through the generic allocation functions, which the
   // microkernel library implements with a byte count (qtrain/ukernels.h).
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;

@@ -13,6 +13,8 @@
 #include "ConvAsGemm.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -53,7 +55,10 @@ Value gemmTransposedB(OpBuilder &b, Location loc, Value a, Value bt,
 /// weight gradient: x[n, c, oh + kh, ow + kw] * e[n, f, oh, ow]) as one
 /// GEMM on gathered operands, as qtrain-integer-kernels does for codes.
 struct WindowedContractionAsGemm : OpRewritePattern<linalg::GenericOp> {
-  using OpRewritePattern::OpRewritePattern;
+  WindowedContractionAsGemm(MLIRContext *ctx, int64_t maxGathered)
+      : OpRewritePattern(ctx), maxGathered(maxGathered) {}
+  int64_t maxGathered;
+
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
@@ -84,23 +89,98 @@ struct WindowedContractionAsGemm : OpRewritePattern<linalg::GenericOp> {
     if (failed(loops))
       return rewriter.notifyMatchFailure(op, "not one GEMM");
     Location loc = op.getLoc();
-    Value a = gatherRowsByK(rewriter, loc, op.getDpsInputs()[0], maps[0],
-                            loops->m, loops->k, ranges);
-    Value bt = gatherRowsByK(rewriter, loc, op.getDpsInputs()[1], maps[1],
-                             loops->n, loops->k, ranges);
+    Value x = op.getDpsInputs()[0], y = op.getDpsInputs()[1];
     Value init = outputAsGemm(rewriter, loc, op.getDpsInits()[0], maps[2],
                               *loops, ranges);
-    Value c = gemmTransposedB(rewriter, loc, a, bt, init);
+    int64_t chunk = batchChunk(maps, *loops, ranges);
+    std::optional<unsigned> batch = batchLoop(maps, *loops);
+    Value c;
+    if (!batch || chunk == ranges[*batch]) {
+      Value a =
+          gatherRowsByK(rewriter, loc, x, maps[0], loops->m, loops->k, ranges);
+      Value bt =
+          gatherRowsByK(rewriter, loc, y, maps[1], loops->n, loops->k, ranges);
+      c = gemmTransposedB(rewriter, loc, a, bt, init);
+    } else {
+      // One chunk of the batch at a time, accumulating into C.
+      SmallVector<int64_t> chunkRanges(ranges);
+      chunkRanges[*batch] = chunk;
+      Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      Value ub = arith::ConstantIndexOp::create(rewriter, loc, ranges[*batch]);
+      Value step = arith::ConstantIndexOp::create(rewriter, loc, chunk);
+      auto loop = scf::ForOp::create(
+          rewriter, loc, lb, ub, step, ValueRange{init},
+          [&](OpBuilder &b, Location l, Value iv, ValueRange acc) {
+            Value xs = sliceBatch(b, l, x, iv, chunk);
+            Value ys = sliceBatch(b, l, y, iv, chunk);
+            Value a = gatherRowsByK(b, l, xs, maps[0], loops->m, loops->k,
+                                    chunkRanges);
+            Value bt = gatherRowsByK(b, l, ys, maps[1], loops->n, loops->k,
+                                     chunkRanges);
+            scf::YieldOp::create(b, l, gemmTransposedB(b, l, a, bt, acc[0]));
+          });
+      c = loop.getResult(0);
+    }
     rewriter.replaceOp(op,
                        gemmAsOutput(rewriter, loc, c, maps[2], *loops, ranges));
     return success();
   }
+
+private:
+  /// A K loop that is the first dimension of both operands: the batch.
+  static std::optional<unsigned> batchLoop(ArrayRef<AffineMap> maps,
+                                           const GemmLoops &loops) {
+    for (unsigned d : loops.k) {
+      auto first = [&](AffineMap map) {
+        auto dim = dyn_cast<AffineDimExpr>(map.getResult(0));
+        return dim && dim.getPosition() == d;
+      };
+      if (first(maps[0]) && first(maps[1]))
+        return d;
+    }
+    return std::nullopt;
+  }
+
+  /// The batch chunk whose gathered operands fit maxGathered: the batch
+  /// halved while it is even and they do not.
+  int64_t batchChunk(ArrayRef<AffineMap> maps, const GemmLoops &loops,
+                     ArrayRef<int64_t> ranges) const {
+    std::optional<unsigned> batch = batchLoop(maps, loops);
+    if (!batch || maxGathered <= 0)
+      return batch ? ranges[*batch] : 1;
+    auto product = [&](ArrayRef<unsigned> dims) {
+      int64_t p = 1;
+      for (unsigned d : dims)
+        p *= ranges[d];
+      return p;
+    };
+    int64_t perBatch = (product(loops.m) + product(loops.n)) *
+                       product(loops.k) / ranges[*batch];
+    int64_t chunk = ranges[*batch];
+    while (chunk % 2 == 0 && chunk * perBatch > maxGathered)
+      chunk /= 2;
+    return chunk;
+  }
+
+  /// `v`'s elements [iv, iv + chunk) along dimension 0.
+  static Value sliceBatch(OpBuilder &b, Location loc, Value v, Value iv,
+                          int64_t chunk) {
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)), sizes,
+        strides(type.getRank(), b.getIndexAttr(1));
+    offsets[0] = iv;
+    sizes.push_back(b.getIndexAttr(chunk));
+    for (int64_t d = 1; d < type.getRank(); ++d)
+      sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+    return tensor::ExtractSliceOp::create(b, loc, v, offsets, sizes, strides);
+  }
 };
 
 struct ConvToGemmPass : mlir::qtrain::impl::ConvToGemmPassBase<ConvToGemmPass> {
+  using ConvToGemmPassBase::ConvToGemmPassBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<WindowedContractionAsGemm>(&getContext());
+    patterns.add<WindowedContractionAsGemm>(&getContext(), maxGathered);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

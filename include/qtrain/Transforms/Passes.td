@@ -672,13 +672,26 @@ def ConvToGemmPass : Pass<"qtrain-conv-to-gemm"> {
     only by summation order. Part of `qtrain-lower-cpu`, before
     `qtrain-loop-order`.
 
+    When a K loop is a batch (the first dimension of both operands) and the
+    two gathered operands would exceed `max-gathered` elements, the batch
+    is split into chunks (halving it until they fit): an `scf.for` over the
+    chunks gathers each chunk's patches and accumulates its GEMM into C.
+    The patch buffer then holds one chunk instead of the whole batch:
+    convnet's conv2 weight gradient gathered 26 M floats (104 MB) at once.
+
     f32 convolutions (`linalg.conv_2d_nchw_fchw`) are left as they are:
     qtrain-microkernels runs them as implicit GEMMs after bufferization,
     which needs no patch buffer (an explicit im2col of convnet's conv2
     input gradient is 50 M floats).
   }];
+  let options = [
+    Option<"maxGathered", "max-gathered", "int64_t", /*default=*/"1048576",
+           "Most elements the two gathered operands of one GEMM may hold "
+           "before the batch is split into chunks (0: never split)">,
+  ];
   let dependentDialects = [
-    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+    "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
   ];
 }
 
