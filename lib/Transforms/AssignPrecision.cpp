@@ -21,6 +21,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -300,12 +301,18 @@ AssignPrecisionPass::scoreFromProfile(func::FuncOp fn, const MemoryModel &model,
       return fail("every tensor needs a 'name' and a non-negative 'mean'");
     mean[*name] = *value;
   }
-  // A group's risk: the largest mean overflow ratio of its P and Y.
+  // A group's risk: the largest mean overflow ratio of its P and Y. Names
+  // must tell the tensors apart (two ops on one line would not).
   std::vector<double> risk(groups.size(), 0.0);
   int64_t matched = 0;
+  llvm::StringSet<> seen;
   for (const search::Group &group : groups)
     for (const search::TensorRef &t : group.tensors) {
-      auto it = mean.find(profileName(model, t));
+      std::string name = profileName(model, t);
+      if (!name.empty() && !seen.insert(name).second)
+        return fail("two tensors of this graph have the name '" + name +
+                    "' (ops on one line); a profile cannot tell them apart");
+      auto it = mean.find(name);
       if (it == mean.end())
         continue;
       ++matched;

@@ -94,6 +94,10 @@ struct WindowedContractionAsGemm : OpRewritePattern<linalg::GenericOp> {
                               *loops, ranges);
     int64_t chunk = batchChunk(maps, *loops, ranges);
     std::optional<unsigned> batch = batchLoop(maps, *loops);
+    // Chunks slice the operands: static shapes only.
+    if (!cast<RankedTensorType>(x.getType()).hasStaticShape() ||
+        !cast<RankedTensorType>(y.getType()).hasStaticShape())
+      batch = std::nullopt;
     Value c;
     if (!batch || chunk == ranges[*batch]) {
       Value a =
@@ -131,11 +135,18 @@ private:
   static std::optional<unsigned> batchLoop(ArrayRef<AffineMap> maps,
                                            const GemmLoops &loops) {
     for (unsigned d : loops.k) {
-      auto first = [&](AffineMap map) {
+      // d is result 0 of the map, as a plain dimension, and no other
+      // result uses it: slicing dimension 0 slices exactly loop d.
+      auto onlyFirst = [&](AffineMap map) {
         auto dim = dyn_cast<AffineDimExpr>(map.getResult(0));
-        return dim && dim.getPosition() == d;
+        if (!dim || dim.getPosition() != d)
+          return false;
+        for (AffineExpr e : map.getResults().drop_front())
+          if (e.isFunctionOfDim(d))
+            return false;
+        return true;
       };
-      if (first(maps[0]) && first(maps[1]))
+      if (onlyFirst(maps[0]) && onlyFirst(maps[1]))
         return d;
     }
     return std::nullopt;

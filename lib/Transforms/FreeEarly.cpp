@@ -4,7 +4,8 @@
 // buffers of a block at its end, so a training step holds every buffer it
 // ever allocates until it returns. This pass moves each memref.dealloc to
 // right after the last op of its block that uses the buffer or any view of
-// it, so that memory is reused while the step runs.
+// it, so that memory is reused while the step runs. It stays put when an
+// alias may be used where the analysis cannot see it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,13 +38,22 @@ void FreeEarlyPass::runOnOperation() {
     // (views, and values it flows to through region branches).
     Operation *last = nullptr;
     bool escapes = false;
-    for (Value alias : aliases.resolve(dealloc.getMemref())) {
+    BufferViewFlowAnalysis::ValueSetT all =
+        aliases.resolve(dealloc.getMemref());
+    for (Value alias : all) {
       if (auto arg = dyn_cast<BlockArgument>(alias);
           arg && arg.getOwner() == block)
         escapes = true; // defined by the block itself: keep it where it is
       for (Operation *user : alias.getUsers()) {
         if (user == dealloc)
           continue;
+        // A user that returns a buffer the analysis did not relate to this
+        // one (an op without a view-flow model, e.g. a memref
+        // arith.select) may return an alias: do not move.
+        if (llvm::any_of(user->getResults(), [&](Value r) {
+              return isa<BaseMemRefType>(r.getType()) && !all.contains(r);
+            }))
+          escapes = true;
         Operation *ancestor = block->findAncestorOpInBlock(*user);
         // A use outside the block (an enclosing op reads it after the
         // block runs): leave the dealloc alone.

@@ -106,11 +106,20 @@ int64_t resultOf(AffineMap map, unsigned dim) {
 }
 
 /// Whether an op strictly between `from` and `to` (same block) may write
-/// memory that `buffer` aliases.
-bool writtenBetween(Operation *from, Operation *to, Value buffer) {
+/// memory that `buffer` aliases. With `frees`, a memref.dealloc of
+/// `buffer`'s own allocation does not count and is collected there instead
+/// (qtrain-free-early puts a buffer's dealloc right after its last use,
+/// which a fold moves).
+bool writtenBetween(Operation *from, Operation *to, Value buffer,
+                    SmallVectorImpl<Operation *> *frees = nullptr) {
   Value root = rootOf(buffer);
   for (Operation *op = from->getNextNode(); op && op != to;
        op = op->getNextNode()) {
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op);
+        dealloc && frees && rootOf(dealloc.getMemref()) == root) {
+      frees->push_back(op);
+      continue;
+    }
     std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
         getEffectsRecursively(op);
     if (!effects)
@@ -129,7 +138,8 @@ bool writtenBetween(Operation *from, Operation *to, Value buffer) {
 /// When `operand` is a fresh buffer that a 2-D linalg.transpose filled from
 /// `source` just for `gemm` (its only other users deallocate it) and nothing
 /// writes `source` in between: the transpose, so the GEMM can read
-/// `source` with its strides permuted instead.
+/// `source` with its strides permuted instead. A deallocation of `source`
+/// in between is then moved after the GEMM, which now reads it.
 linalg::TransposeOp foldableTranspose(linalg::LinalgOp gemm, Value operand) {
   auto alloc = operand.getDefiningOp<memref::AllocOp>();
   if (!alloc)
@@ -143,9 +153,10 @@ linalg::TransposeOp foldableTranspose(linalg::LinalgOp gemm, Value operand) {
       return {};
     transpose = t;
   }
+  SmallVector<Operation *> sourceFrees;
   if (!transpose || transpose->getBlock() != gemm->getBlock() ||
       !transpose->isBeforeInBlock(gemm) ||
-      writtenBetween(transpose, gemm, transpose.getInput()))
+      writtenBetween(transpose, gemm, transpose.getInput(), &sourceFrees))
     return {};
   // (The GEMM itself may write the source, in place, when the copy was what
   // let bufferization reuse the source for the output: the kernels copy an
@@ -157,6 +168,8 @@ linalg::TransposeOp foldableTranspose(linalg::LinalgOp gemm, Value operand) {
     if (isa<memref::DeallocOp>(user) &&
         (user->getBlock() != gemm->getBlock() || user->isBeforeInBlock(gemm)))
       return {};
+  for (Operation *free : sourceFrees)
+    free->moveAfter(gemm);
   return transpose;
 }
 

@@ -220,12 +220,12 @@ Status Trainer::create(std::shared_ptr<const Bundle> bundle,
     return failWith(kind, ErrorKind::InvalidArgument,
                     "promotion threshold must be positive (above 1 never "
                     "promotes)");
-  if (int exponent; !(o.initialLossScale > 0.0f) ||
+  if (int exponent; !(o.initialLossScale >= 1.0f) ||
                     !std::isfinite(o.initialLossScale) ||
                     std::frexp(o.initialLossScale, &exponent) != 0.5f)
     return failWith(kind, ErrorKind::InvalidArgument,
                     "initial loss scale " + std::to_string(o.initialLossScale) +
-                        " is not a positive power of two");
+                        " is not a power of two of at least 1");
 
   if (Status s = validateSchedule(m, t->schedule, o.schedule, t->gradSchedule,
                                   o.gradSchedule, kind);
@@ -487,8 +487,15 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
   if (lastSkipped) {
     ++skippedSteps;
     float &scale = buffers[current][2 * numParameters + lossScaleState].data[0];
-    // Never below 1: a gradient that overflows at scale 1 overflows fp32.
-    scale = std::max(1.0f, scale * 0.5f);
+    // A gradient that overflows at scale 1 overflows without scaling:
+    // halving cannot help, the run diverged. The buffers stay as they were.
+    if (scale <= 1.0f) {
+      ++stepIndex;
+      return failWith(kind, ErrorKind::InvalidArgument,
+                      "the gradients are not finite even at loss scale 1: "
+                      "training diverged (try a smaller learning rate)");
+    }
+    scale *= 0.5f;
   } else {
     current = 1 - current;
   }
@@ -612,10 +619,10 @@ Status Trainer::setLossScale(float scale) {
   if (lossScaleState < 0)
     return Status::error("the bundle has no dynamic loss scale");
   int exponent;
-  if (!(scale > 0.0f) || !std::isfinite(scale) ||
+  if (!(scale >= 1.0f) || !std::isfinite(scale) ||
       std::frexp(scale, &exponent) != 0.5f)
     return Status::error("loss scale " + std::to_string(scale) +
-                         " is not a positive power of two");
+                         " is not a power of two of at least 1");
   buffers[current][2 * numParameters + lossScaleState].data[0] = scale;
   return Status::success();
 }

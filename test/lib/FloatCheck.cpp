@@ -3,7 +3,7 @@
 // qtrain-float-check LIB.so: calls the function `round` of a lowered module
 // (bare-pointer memrefs, results as out-parameters) with the signature
 //
-//   round(x: f32[65536], out0..out6: f32[65536])
+//   round(x: f32[65536], out0..out7: f32[65536])
 //
 // where out_i = qtrain.round_float x to kFormats[i], and compares every
 // output bit for bit with qtrain::rt::roundToFormat
@@ -28,9 +28,9 @@ namespace rt = qtrain::rt;
 
 namespace {
 constexpr int64_t kCount = 65536;
-constexpr int kOutputs = 7;
+constexpr int kOutputs = 8;
 using RoundFn = void (*)(float *, float *, float *, float *, float *, float *,
-                         float *, float *);
+                         float *, float *, float *);
 
 /// The formats of the `round` function, in its result order.
 struct Case {
@@ -45,6 +45,7 @@ const Case kFormats[kOutputs] = {
     {{7, 23, 0}, rt::Overflow::Saturate}, // 23 mantissa bits, narrower range
     {{2, 1, -1}, rt::Overflow::Saturate}, // tiny: no subnormal exponent gap
     {{8, 23, 0}, rt::Overflow::Saturate}, // f32 that saturates inf
+    {{3, 0, 0}, rt::Overflow::Saturate},  // no mantissa: ties go up
 };
 
 float fromBits(uint32_t u) {
@@ -119,7 +120,7 @@ int main(int argc, char **argv) {
   std::vector<std::vector<float>> out(kOutputs,
                                       std::vector<float>(kCount, 0.0f));
   round(x.data(), out[0].data(), out[1].data(), out[2].data(), out[3].data(),
-        out[4].data(), out[5].data(), out[6].data());
+        out[4].data(), out[5].data(), out[6].data(), out[7].data());
   long compared = 0, mismatches = 0;
   for (int o = 0; o < kOutputs; ++o)
     for (int64_t i = 0; i < kCount; ++i) {

@@ -761,8 +761,14 @@ static Value roundToFormat(OpBuilder &b, Location loc, Value x,
   Value normal = absBits;
   if (m < 23) {
     int shift = 23 - m;
-    Value lsb = band(
-        arith::ShRUIOp::create(b, loc, absBits, i32c(shift)).getResult(), 1);
+    // Ties go to the even mantissa; with no mantissa bits (m = 0) every
+    // normal significand is 1 and a tie goes up (the reference's "even
+    // multiple of the lower binade's quantum").
+    Value lsb = m == 0 ? i32c(1)
+                       : band(arith::ShRUIOp::create(b, loc, absBits,
+                                                     i32c(shift))
+                                  .getResult(),
+                              1);
     Value biased = arith::AddIOp::create(
         b, loc,
         arith::AddIOp::create(b, loc, absBits, i32c((1 << (shift - 1)) - 1)),
@@ -818,9 +824,13 @@ static Value buildRounding(OpBuilder &b, Location loc, Value input,
   return generic.getResult(0);
 }
 
-/// Whether `format` can be lowered: its normal range is within fp32's.
+/// Whether `format` can be lowered: its normal range is within fp32's, and
+/// the constant 2^(Emin - m + 23) of the subnormal rounding is finite.
 static bool isLowerable(FloatFormatAttr format) {
-  return !format || format.getMinNormalExponent() >= -126;
+  return !format || (format.getMinNormalExponent() >= -126 &&
+                     format.getMinNormalExponent() -
+                             int(format.getMantissa()) + 23 <=
+                         127);
 }
 
 struct RoundFloatLowering : OpRewritePattern<RoundFloatOp> {
@@ -877,7 +887,10 @@ static Value encodeScalar(OpBuilder &b, Location loc, Value x,
   Value eEff =
       s.select(isF32Sub, c(-149), arith::SubIOp::create(b, loc, e32, c(150)));
   Value shift = arith::SubIOp::create(b, loc, c(minExponent - m), eEff);
-  shift = arith::MinSIOp::create(b, loc, shift, c(31));
+  // In [0, 31]: the select below discards other lanes, but a shift out of
+  // range would be poison.
+  shift = arith::MaxSIOp::create(
+      b, loc, arith::MinSIOp::create(b, loc, shift, c(31)), c(0));
   Value sub = op2(Shr{}, significand, shift);
   Value isSub = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, a,
                                       c(int64_t(minExponent + 127) << 23));
@@ -1044,18 +1057,20 @@ struct ConvertQTrainToLinalgPass
           round && !isLowerable(round.getPromotedFormatAttr())) {
         op->emitError() << "qtrain.round_float to "
                         << round.getPromotedFormatAttr()
-                        << " could not be lowered: its normal range reaches "
-                           "below fp32's";
+                        << " could not be lowered: its range is beyond "
+                           "fp32's";
         leftover = true;
         return;
       }
       if (auto round = dyn_cast<RoundFloatOp>(op);
-          round && round.getFormat().getMinNormalExponent() < -126) {
+          round && !isLowerable(round.getFormat())) {
         op->emitError() << "qtrain.round_float to " << round.getFormat()
-                        << " could not be lowered: its normal range reaches "
-                           "below fp32's (smallest normal exponent "
+                        << " could not be lowered: its range is beyond fp32's "
+                           "(smallest normal exponent "
                         << round.getFormat().getMinNormalExponent()
-                        << " < -126)";
+                        << ", at least -126 and at most "
+                        << 104 + int(round.getFormat().getMantissa())
+                        << " for its mantissa)";
         leftover = true;
         return;
       }

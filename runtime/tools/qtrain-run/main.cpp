@@ -650,6 +650,7 @@ json runConfig(const Options &o, const rt::Manifest &m, const Data &d,
           {"lr", o.lr},
           {"momentum", o.momentum},
           {"weight_decay", o.weightDecay},
+          {"promotion_threshold", o.promotionThreshold},
           {"schedule", schedule},
           {"grad_schedule", gradSchedule}};
 }

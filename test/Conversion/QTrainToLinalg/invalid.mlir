@@ -25,7 +25,17 @@ func.func @grad_round_left(%y: tensor<4x3xf32>) -> tensor<4x3xf32> {
 // -----
 
 func.func @round_below_fp32(%y: tensor<4x3xf32>) -> tensor<4x3xf32> {
-  // expected-error @+1 {{qtrain.round_float to #qtrain.float<8, 7, 3> could not be lowered: its normal range reaches below fp32's (smallest normal exponent -129 < -126)}}
+  // expected-error @+1 {{qtrain.round_float to #qtrain.float<8, 7, 3> could not be lowered: its range is beyond fp32's (smallest normal exponent -129, at least -126 and at most 111 for its mantissa)}}
   %0 = qtrain.round_float %y to <8, 7, 3> : tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// A large negative bias: the smallest normal is 2^106, so the subnormal
+// rounding's constant 2^(106 - 0 + 23) would not be a finite f32.
+func.func @round_above_fp32(%y: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{qtrain.round_float to #qtrain.float<4, 0, -112, saturate> could not be lowered: its range is beyond fp32's (smallest normal exponent 106, at least -126 and at most 104 for its mantissa)}}
+  %0 = qtrain.round_float %y to <4, 0, -112, saturate> : tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }

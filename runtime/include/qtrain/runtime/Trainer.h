@@ -77,7 +77,7 @@ struct TrainerOptions {
   float momentum = 0.9f;
   float weightDecay = 0.0f;
   /// Initial dynamic loss scale, for bundles with a "loss_scale" state
-  /// (PAPERS.md section 4: 65536); a positive power of two.
+  /// (PAPERS.md section 4: 65536); a power of two, at least 1.
   float initialLossScale = 65536.0f;
   /// Run-time promotion (bundles with "promotion"/"overflow" state): a low
   /// P or Y tensor whose overflow ratio in a step reaches this is switched
@@ -136,7 +136,8 @@ public:
   /// (a state tensor of kind "loss_scale"), a step whose new parameters or
   /// momentum are not all finite (a scaled gradient overflowed) is skipped:
   /// the current buffers stay, the loss scale halves, and the step still
-  /// advances (lastStepSkipped() says so).
+  /// advances (lastStepSkipped() says so). At loss scale 1 such a step is
+  /// an error: the run diverged.
   Status step(const float *x, const int64_t *labels, float &loss,
               ErrorKind *kind = nullptr);
 
@@ -172,7 +173,7 @@ public:
   float getLossScale() const;
   /// Sets the loss scale for the next steps (the paper doubles it every
   /// epoch); fails without a loss scale or for a value that is not a
-  /// positive, finite power of two.
+  /// finite power of two of at least 1.
   Status setLossScale(float scale);
   /// The most bytes the step's own buffers (the generated code's
   /// allocations, not the parameters, optimizer state or data the runtime
