@@ -78,6 +78,10 @@ inline constexpr llvm::StringLiteral kGroupAttrName = "qtrain.group";
 /// of qtrain-insert-rounding): an array of strings naming them.
 inline constexpr llvm::StringLiteral kTensorsAttrName = "qtrain.tensors";
 
+/// Name of the unit attribute that marks the linalg.generic a
+/// qtrain.decode_float was lowered to (for qtrain-fuse-decodes).
+inline constexpr llvm::StringLiteral kDecodeAttrName = "qtrain.decode";
+
 /// Checks a qtrain.formats dictionary; returns an error text or "".
 std::string verifyFormatsAttr(Attribute attr);
 

@@ -96,6 +96,12 @@ LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
     return op->emitError() << "'" << kSitesAttrName
                            << "' must be an array, got " << attr.getValue();
   }
+  if (attr.getName() == kDecodeAttrName) {
+    if (isa<UnitAttr>(attr.getValue()))
+      return success();
+    return op->emitError() << "'" << kDecodeAttrName
+                           << "' must be a unit attribute";
+  }
   if (attr.getName() == kLayerAttrName) {
     auto index = dyn_cast<IntegerAttr>(attr.getValue());
     if (index && index.getType().isInteger(64) && index.getInt() >= 0)

@@ -30,6 +30,7 @@ using namespace mlir;
 
 void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createConvertQTrainToLinalgPass());
+  pm.addPass(createFuseDecodesPass());
   pm.addPass(createDropAnnotationsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvToGemmPass());

@@ -619,6 +619,28 @@ def StoreSavedPass : Pass<"qtrain-store-saved", "::mlir::ModuleOp"> {
   ];
 }
 
+def FuseDecodesPass : Pass<"qtrain-fuse-decodes"> {
+  let summary = "Decode saved float codes inside the elementwise loops that read them";
+  let description = [{
+    `convert-qtrain-to-linalg` lowers `qtrain.decode_float` to an
+    elementwise `linalg.generic` marked `qtrain.decode`, which materializes
+    a whole f32 tensor for its reader. This pass fuses each such loop into
+    every elementwise `linalg.generic` that reads it
+    (`linalg::fuseElementwiseOps`), so the values are decoded as they are
+    read and the f32 tensor is never stored (the backward pass of a ReLU
+    reads its saved input's codes directly). Readers with reductions (the
+    weight-gradient contractions, which `qtrain-conv-to-gemm` turns into
+    GEMMs) keep the decoded tensor. A strided slice of a decoded tensor
+    (the windows a pooling gradient reads) becomes the decode of the slice
+    of the codes, so only the slice is decoded. A decode left without
+    readers is erased. Part of `qtrain-lower-cpu`, right after the
+    conversion.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def FreeEarlyPass : Pass<"qtrain-free-early"> {
   let summary = "Free each buffer right after its last use";
   let description = [{

@@ -977,6 +977,8 @@ struct CodecLowering : OpRewritePattern<OpTy> {
                                              result);
           linalg::YieldOp::create(nb, nl, result);
         });
+    if (!Encode)
+      generic->setAttr(kDecodeAttrName, b.getUnitAttr());
     b.replaceOp(op, generic.getResult(0));
     return success();
   }
