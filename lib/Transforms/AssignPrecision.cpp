@@ -14,17 +14,18 @@
 #include "QTrain/QTrainAttrs.h"
 #include "qtrain/Search/Assignment.h"
 
+#include "FloatFormatNames.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
@@ -86,15 +87,6 @@ static search::ModuleKind kindOf(Operation *op) {
   if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNhwcHwcfOp>(op))
     return search::ModuleKind::Conv;
   return search::ModuleKind::Other;
-}
-
-/// A short, stable name for a module: the op (or "input") and where it is.
-static std::string moduleName(StringRef what, Location loc) {
-  std::string name = what.str();
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    name += " at " + llvm::sys::path::filename(file.getFilename()).str() + ":" +
-            std::to_string(file.getLine());
-  return name;
 }
 
 /// The parameters `v` is computed from through ops that read no data (weight
@@ -168,9 +160,7 @@ static FailureOr<MemoryModel> buildModel(func::FuncOp fn) {
                           "statically shaped tensor: ")
              << op.getResult(0).getType();
     search::ModuleSpec spec;
-    StringRef opName = op.getName().getStringRef();
-    opName.consume_front("linalg.");
-    spec.name = moduleName(opName, op.getLoc());
+    spec.name = describeOp(&op);
     spec.kind = kindOf(&op);
     spec.predecessor = producer[firstData];
     spec.outputElements = *elements;
@@ -250,25 +240,19 @@ static std::optional<int64_t> parseBytes(StringRef text) {
   return int64_t(value * unit);
 }
 
-static FloatFormatAttr toAttr(MLIRContext *ctx, const rt::FloatFormat &f,
-                              bool saturate) {
-  return FloatFormatAttr::get(ctx, f.exponentBits, f.mantissaBits, f.extraBias,
-                              saturate);
-}
-
 /// The name qtrain-insert-rounding gives tensor `t` (the manifest's
 /// "tensors", and so the overflow profile's), for P and Y; "" otherwise.
 static std::string profileName(const MemoryModel &model,
                                const search::TensorRef &t) {
   if (t.cls == search::TensorClass::P)
-    return "P of argument " +
-           std::to_string(model.params[t.module][t.param].getArgNumber());
+    return argumentTensorName(
+        /*parameter=*/true, model.params[t.module][t.param].getArgNumber());
   if (t.cls != search::TensorClass::Y)
     return "";
   if (!model.ops[t.module])
-    return "Y of argument " +
-           std::to_string(model.inputs[t.module].getArgNumber());
-  return "Y of " + model.modules[t.module].name;
+    return argumentTensorName(/*parameter=*/false,
+                              model.inputs[t.module].getArgNumber());
+  return outputTensorName(model.ops[t.module]);
 }
 
 LogicalResult
@@ -405,7 +389,7 @@ void AssignPrecisionPass::runOnOperation() {
   auto formatFor = [&](int group, search::TensorClass cls) {
     bool saturate =
         cls == search::TensorClass::P || cls == search::TensorClass::Y;
-    return toAttr(ctx, result.formatOf(group, cls), saturate);
+    return toFormatAttr(ctx, result.formatOf(group, cls), saturate);
   };
   SmallVector<SmallVector<std::string>> groupModules(groups.size());
   for (const search::Group &group : groups)

@@ -11,10 +11,12 @@
 
 #include "QTrain/QTrainAttrs.h"
 #include "QTrain/QTrainOps.h"
+#include "qtrain/Search/Assignment.h"
+
+#include "FloatFormatNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/Support/Path.h"
 
 namespace mlir::qtrain {
 #define GEN_PASS_DEF_INSERTROUNDINGPASS
@@ -87,17 +89,6 @@ static RoundFloatOp roundUses(OpBuilder &b, Location loc, Value value,
   return forwardRound;
 }
 
-/// A short name of an op for logs: "conv_2d_nchw_fchw at model.mlir:43".
-static std::string describe(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  name.consume_front("linalg.");
-  std::string text = name.str();
-  if (auto file = dyn_cast<FileLineColLoc>(op->getLoc()))
-    text += " at " + llvm::sys::path::filename(file.getFilename()).str() + ":" +
-            std::to_string(file.getLine());
-  return text;
-}
-
 /// Appends a state argument of `kind` for `labels` to `fn` and a result
 /// `value` (or the argument itself when null); returns the argument.
 static Value addState(func::FuncOp fn, StringRef kind, ArrayAttr labels,
@@ -132,7 +123,8 @@ void InsertRoundingPass::runOnOperation() {
   OpBuilder b(ctx);
   Block &body = fn.getBody().front();
   // Forward roundings to a format other than the high one, and their names.
-  auto high = FloatFormatAttr::get(ctx, 6, 9, 0, /*saturate=*/true);
+  FloatFormatAttr high =
+      toFormatAttr(ctx, ::qtrain::search::Formats().high, /*saturate=*/true);
   SmallVector<std::pair<RoundFloatOp, std::string>> promotable;
   for (BlockArgument arg : fn.getArguments()) {
     Attribute attr = fn.getArgAttr(arg.getArgNumber(), kFormatsAttrName);
@@ -154,8 +146,7 @@ void InsertRoundingPass::runOnOperation() {
                                    formats->second, parameter);
     if (formats->first != high)
       promotable.push_back(
-          {round, (parameter ? "P of argument " : "Y of argument ") +
-                      std::to_string(arg.getArgNumber())});
+          {round, argumentTensorName(parameter, arg.getArgNumber())});
     fn.removeArgAttr(arg.getArgNumber(), kFormatsAttrName);
     fn.removeArgAttr(arg.getArgNumber(), kGroupAttrName);
   }
@@ -176,7 +167,7 @@ void InsertRoundingPass::runOnOperation() {
                                    formats->first, formats->second,
                                    /*parameter=*/false);
     if (formats->first != high)
-      promotable.push_back({round, "Y of " + describe(&op)});
+      promotable.push_back({round, outputTensorName(&op)});
     op.removeAttr(kFormatsAttrName);
     op.removeAttr(kGroupAttrName);
   }

@@ -467,21 +467,15 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
         buffers[1 - current][2 * numParameters + size_t(overflowState)].data;
     const StateSpec &spec = m.state[size_t(promotionState)];
     lastOverflowRatios.assign(ratios, ratios + spec.numel);
+    // Flags are set in both sets at once, so the current set has them all.
+    size_t flags = 2 * numParameters + size_t(promotionState);
     for (size_t k = 0; k < size_t(spec.numel); ++k) {
-      bool promoted = false;
-      for (int parity = 0; parity < 2; ++parity)
-        promoted |= buffers[parity][2 * numParameters + size_t(promotionState)]
-                        .data[k] != 0.0f;
-      if (promoted || !(double(ratios[k]) >= options.promotionThreshold))
+      if (buffers[current][flags].data[k] != 0.0f ||
+          !(double(ratios[k]) >= options.promotionThreshold))
         continue;
       for (int parity = 0; parity < 2; ++parity)
-        buffers[parity][2 * numParameters + size_t(promotionState)].data[k] =
-            1.0f;
-      lastPromotions.push_back({k,
-                                k < spec.tensors.size()
-                                    ? spec.tensors[k]
-                                    : "tensor " + std::to_string(k),
-                                double(ratios[k])});
+        buffers[parity][flags].data[k] = 1.0f;
+      lastPromotions.push_back({k, promotableName(k), double(ratios[k])});
     }
   }
   if (lastSkipped) {
@@ -583,14 +577,16 @@ int64_t Trainer::findParameter(std::string_view name) const {
 
 size_t Trainer::getNumState() const { return numState; }
 
+std::string Trainer::promotableName(size_t k) const {
+  const StateSpec &spec = bundle->getManifest().state[size_t(promotionState)];
+  return k < spec.tensors.size() ? spec.tensors[k]
+                                 : "tensor " + std::to_string(k);
+}
+
 std::vector<std::string> Trainer::getPromotableNames() const {
   std::vector<std::string> names;
-  if (promotionState < 0)
-    return names;
-  const StateSpec &spec = bundle->getManifest().state[size_t(promotionState)];
-  for (size_t k = 0; k < size_t(spec.numel); ++k)
-    names.push_back(k < spec.tensors.size() ? spec.tensors[k]
-                                            : "tensor " + std::to_string(k));
+  for (size_t k = 0; k < getNumPromotable(); ++k)
+    names.push_back(promotableName(k));
   return names;
 }
 

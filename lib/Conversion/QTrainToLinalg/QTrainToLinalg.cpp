@@ -10,6 +10,7 @@
 #include "qtrain/Conversion/Passes.h"
 
 #include "QTrain/QTrainOps.h"
+#include "qtrain/runtime/FloatFormat.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -723,6 +724,12 @@ static Range buildRange(OpBuilder &b, Location loc, Value input,
   return {fixed.getResult(0), fixed.getResult(1), anyNan};
 }
 
+/// The runtime's description of `format` (its derived values).
+static ::qtrain::rt::FloatFormat toRuntime(FloatFormatAttr format) {
+  return {int(format.getExponent()), int(format.getMantissa()),
+          format.getBias()};
+}
+
 /// Rounds an f32 value to `format`, bit for bit as roundToFormat of
 /// runtime/include/qtrain/runtime/FloatFormat.h, in integer and f32
 /// arithmetic that LLVM vectorizes. With a = |x| and E its unbiased
@@ -748,10 +755,8 @@ static Value roundToFormat(OpBuilder &b, Location loc, Value x,
   int m = format.getMantissa();
   int minExponent = format.getMinNormalExponent();
   // The largest finite value, exact in f32 (m + 1 <= 24 bits).
-  double maxFinite =
-      std::ldexp(2.0 - std::ldexp(1.0, -m), format.getMaxExponent());
   uint32_t maxFiniteBits, infBits = 0x7F800000u;
-  float maxFiniteF = float(maxFinite);
+  float maxFiniteF = float(toRuntime(format).maxFinite());
   std::memcpy(&maxFiniteBits, &maxFiniteF, 4);
 
   Value bits = arith::BitcastOp::create(b, loc, i32, x);
@@ -764,11 +769,11 @@ static Value roundToFormat(OpBuilder &b, Location loc, Value x,
     // Ties go to the even mantissa; with no mantissa bits (m = 0) every
     // normal significand is 1 and a tie goes up (the reference's "even
     // multiple of the lower binade's quantum").
-    Value lsb = m == 0 ? i32c(1)
-                       : band(arith::ShRUIOp::create(b, loc, absBits,
-                                                     i32c(shift))
-                                  .getResult(),
-                              1);
+    Value lsb = m == 0
+                    ? i32c(1)
+                    : band(arith::ShRUIOp::create(b, loc, absBits, i32c(shift))
+                               .getResult(),
+                           1);
     Value biased = arith::AddIOp::create(
         b, loc,
         arith::AddIOp::create(b, loc, absBits, i32c((1 << (shift - 1)) - 1)),
@@ -827,10 +832,10 @@ static Value buildRounding(OpBuilder &b, Location loc, Value input,
 /// Whether `format` can be lowered: its normal range is within fp32's, and
 /// the constant 2^(Emin - m + 23) of the subnormal rounding is finite.
 static bool isLowerable(FloatFormatAttr format) {
-  return !format || (format.getMinNormalExponent() >= -126 &&
-                     format.getMinNormalExponent() -
-                             int(format.getMantissa()) + 23 <=
-                         127);
+  return !format ||
+         (format.getMinNormalExponent() >= -126 &&
+          format.getMinNormalExponent() - int(format.getMantissa()) + 23 <=
+              127);
 }
 
 struct RoundFloatLowering : OpRewritePattern<RoundFloatOp> {
@@ -996,11 +1001,7 @@ struct CountOverflowLowering : OpRewritePattern<CountOverflowOp> {
     auto type = cast<RankedTensorType>(op.getInput().getType());
     if (!type.hasStaticShape())
       return b.notifyMatchFailure(op, "dynamic shapes");
-    FloatFormatAttr format = op.getFormat();
-    int m = format.getMantissa();
-    int maxExponent = format.getMaxExponent();
-    double threshold = std::ldexp(2.0 - std::ldexp(1.0, -m), maxExponent) +
-                       std::ldexp(1.0, maxExponent - m - 1);
+    double threshold = toRuntime(op.getFormat()).overflowThreshold();
     float first = float(threshold);
     if (double(first) < threshold)
       first = std::nextafter(first, INFINITY);

@@ -245,6 +245,8 @@ public:
 private:
   Trainer() = default;
   Status initialize(ErrorKind *kind);
+  /// The name of promotable tensor `k` (needs a "promotion" state).
+  std::string promotableName(size_t k) const;
 
   /// 64-byte aligned float storage.
   struct Buffer {
