@@ -73,6 +73,15 @@ inline constexpr llvm::StringLiteral kFormatsAttrName = "qtrain.formats";
 /// PAPERS.md section 4 the tensors belong to: a non-negative i64.
 inline constexpr llvm::StringLiteral kGroupAttrName = "qtrain.group";
 
+/// Name of the argument attribute of a learnable precision (LDP, PAPERS.md
+/// section 3): the 0-d parameter p of the quantized layer (kernel site) it
+/// gives the bitwidth of, a non-negative i64. Such parameters take no
+/// weight decay.
+inline constexpr llvm::StringLiteral kPrecisionAttrName = "qtrain.precision";
+/// Name of the result attribute of @forward that marks a scalar
+/// (tensor<f32>) added to the training loss: LDP's cost term.
+inline constexpr llvm::StringLiteral kLossTermAttrName = "qtrain.loss_term";
+
 /// Name of the argument and result attribute of a state tensor with one
 /// element per tensor of the step (the promotion flags and overflow ratios
 /// of qtrain-insert-rounding): an array of strings naming them.

@@ -156,14 +156,29 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
   }
   if (attr.getName() == kStateAttrName) {
     auto kind = dyn_cast<StringAttr>(attr.getValue());
-    if (kind &&
-        llvm::is_contained({"ema", "loss_scale", "promotion", "overflow"},
-                           kind.getValue()))
+    if (kind && llvm::is_contained({"ema", "loss_scale", "promotion",
+                                    "overflow", "ldp_lambda"},
+                                   kind.getValue()))
       return success();
     return op->emitError() << "'" << kStateAttrName
                            << "' must be \"ema\", \"loss_scale\", "
-                              "\"promotion\" or \"overflow\", got "
+                              "\"promotion\", \"overflow\" or "
+                              "\"ldp_lambda\", got "
                            << attr.getValue();
+  }
+  if (isArgument && attr.getName() == kPrecisionAttrName) {
+    auto site = dyn_cast<IntegerAttr>(attr.getValue());
+    if (site && site.getType().isInteger(64) && site.getInt() >= 0)
+      return success();
+    return op->emitError() << "'" << kPrecisionAttrName
+                           << "' must be a non-negative i64 (the layer), got "
+                           << attr.getValue();
+  }
+  if (!isArgument && attr.getName() == kLossTermAttrName) {
+    if (isa<UnitAttr>(attr.getValue()))
+      return success();
+    return op->emitError() << "'" << kLossTermAttrName
+                           << "' must be a unit attribute";
   }
   if (attr.getName() == kTensorsAttrName) {
     auto names = dyn_cast<ArrayAttr>(attr.getValue());

@@ -253,6 +253,42 @@ def QTrain_RangeEmaOp : QTrain_Op<"range_ema", [
 }
 
 //===----------------------------------------------------------------------===//
+// LearnedBitsOp
+//===----------------------------------------------------------------------===//
+
+def QTrain_LearnedBitsOp : QTrain_Op<"learned_bits", [
+    Pure, SameOperandsAndResultType]> {
+  let summary = "The bitwidth of a layer from its learnable precision (LDP)";
+  let description = [{
+    PAPERS.md section 3: a quantized layer's bitwidth from its learnable
+    scalar p (a 0-d parameter),
+
+    ```
+    b = clamp(rint(p * float(max - min) + float(min)), min, max)
+    ```
+
+    in f32, multiply then add (no contraction), rint half to even; NaN gives
+    `min`. The result is an integer-valued f32, the same value the runtime's
+    `ldpBits` computes to select the layer's kernel variant. Round and clamp
+    are straight-through: in reverse mode d p = (max - min) * d b.
+
+    ```mlir
+    %b = qtrain.learned_bits %p range 3 to 8 : tensor<f32>
+    ```
+  }];
+  let arguments = (ins
+    0DTensorOf<[F32]>:$precision,
+    I32Attr:$min_bits,
+    I32Attr:$max_bits
+  );
+  let results = (outs 0DTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $precision `range` $min_bits `to` $max_bits attr-dict `:` type($precision)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // RoundFloatOp
 //===----------------------------------------------------------------------===//
 

@@ -11,7 +11,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::qtrain;
@@ -109,10 +112,111 @@ LogicalResult ReverseMode::run(ArrayRef<Operation *> forwardOps) {
   return success();
 }
 
+/// The learned bitwidth (LDP) a quantizer's `bits` operand was converted
+/// from, or null: bits = fptosi(extract(qtrain.learned_bits p)).
+static LearnedBitsOp learnedBitsOf(Value bits) {
+  auto convert = bits.getDefiningOp<arith::FPToSIOp>();
+  if (!convert)
+    return {};
+  auto extract = convert.getIn().getDefiningOp<tensor::ExtractOp>();
+  if (!extract)
+    return {};
+  return extract.getTensor().getDefiningOp<LearnedBitsOp>();
+}
+
+/// The gradient of the loss with respect to the bitwidth b of a quantizer
+/// x_hat = q(x; s(b)) = s * round((x - mn) / s) + mn, s = range / (2^b - 1),
+/// with round straight-through (PAPERS.md section 3: the gradient reaches
+/// b through the scale):
+///   d x_hat / d s = round(u) - u = (x_hat - x) / s
+///   d s / d b     = -s * 2^b ln 2 / (2^b - 1)
+/// so dL/db = -(2^b ln 2 / (2^b - 1)) * sum(dL/dx_hat * (x_hat - x)), the
+/// same for every channel of a per-channel quantizer. Returns a 0-d tensor.
+static Value bitsGradient(ReverseMode &rm, OpBuilder &b, Location loc,
+                          Value x, Value quantized, Value adjoint,
+                          Value bits) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(x.getType());
+  Type f32 = type.getElementType();
+  auto scalarType = RankedTensorType::get({}, f32);
+  unsigned rank = type.getRank();
+  auto id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  auto toScalar = AffineMap::get(rank, 0, ctx);
+  Value zero = rm.zeros(loc, scalarType);
+  SmallVector<utils::IteratorType> reduce(rank,
+                                          utils::IteratorType::reduction);
+  Value dot =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{scalarType}, ValueRange{adjoint, quantized, x},
+          ValueRange{zero}, ArrayRef<AffineMap>{id, id, id, toScalar}, reduce,
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value error = arith::SubFOp::create(nb, nl, a[1], a[2]);
+            Value term = arith::MulFOp::create(nb, nl, a[0], error);
+            linalg::YieldOp::create(nb, nl,
+                                    arith::AddFOp::create(nb, nl, a[3], term)
+                                        .getResult());
+          })
+          .getResult(0);
+  auto scalar = AffineMap::get(0, 0, ctx);
+  Value init = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, f32);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{scalarType}, ValueRange{dot, bits},
+             ValueRange{init}, ArrayRef<AffineMap>{scalar, scalar, scalar},
+             ArrayRef<utils::IteratorType>{},
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Value levels = math::Exp2Op::create(nb, nl, a[1]);
+               Value one = arith::ConstantOp::create(
+                   nb, nl, nb.getFloatAttr(f32, 1.0));
+               Value ln2 = arith::ConstantOp::create(
+                   nb, nl, nb.getFloatAttr(f32, M_LN2));
+               Value steps = arith::SubFOp::create(nb, nl, levels, one);
+               Value ratio = arith::DivFOp::create(
+                   nb, nl, arith::MulFOp::create(nb, nl, levels, ln2), steps);
+               Value grad = arith::MulFOp::create(nb, nl, ratio, a[0]);
+               linalg::YieldOp::create(
+                   nb, nl, arith::NegFOp::create(nb, nl, grad).getResult());
+             })
+      .getResult(0);
+}
+
 LogicalResult ReverseMode::differentiate(Operation *op) {
-  // Quantizers are straight-through: the gradient passes unchanged.
+  // Quantizers are straight-through: the gradient passes unchanged. A
+  // quantizer at a learned bitwidth also passes a gradient to it.
   if (isa<FakeQuantOp, RoundFloatOp>(op)) {
-    accumulate(op->getOperand(0), getAdjoint(op->getResult(0)));
+    Value adjoint = getAdjoint(op->getResult(0));
+    accumulate(op->getOperand(0), adjoint);
+    if (auto quant = dyn_cast<FakeQuantOp>(op))
+      if (LearnedBitsOp learned = learnedBitsOf(quant.getBits()))
+        accumulate(learned.getResult(),
+                   bitsGradient(*this, builder, op->getLoc(), quant.getInput(),
+                                quant.getResult(), adjoint,
+                                learned.getResult()));
+    return success();
+  }
+  // Round and clamp of a learned bitwidth are straight-through.
+  if (auto learned = dyn_cast<LearnedBitsOp>(op)) {
+    MLIRContext *ctx = op->getContext();
+    Value dBits = getAdjoint(learned.getResult());
+    auto type = cast<RankedTensorType>(dBits.getType());
+    auto scalar = AffineMap::get(0, 0, ctx);
+    Value init = tensor::EmptyOp::create(builder, op->getLoc(),
+                                         ArrayRef<int64_t>{},
+                                         type.getElementType());
+    float span = float(learned.getMaxBits() - learned.getMinBits());
+    Value dP =
+        linalg::GenericOp::create(
+            builder, op->getLoc(), TypeRange{type}, ValueRange{dBits},
+            ValueRange{init}, ArrayRef<AffineMap>{scalar, scalar},
+            ArrayRef<utils::IteratorType>{},
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              Value factor = arith::ConstantOp::create(
+                  nb, nl, nb.getFloatAttr(type.getElementType(), span));
+              linalg::YieldOp::create(
+                  nb, nl, arith::MulFOp::create(nb, nl, factor, a[0])
+                              .getResult());
+            })
+            .getResult(0);
+    accumulate(learned.getPrecision(), dP);
     return success();
   }
   // The error entering a layer's backward pass is quantized here (CPT).

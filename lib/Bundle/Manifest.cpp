@@ -90,11 +90,17 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
 
   int64_t lastFanIn = 1;
   bool sawInput = false;
+  // LDP: the precision parameter of each site, by site index.
+  std::map<int64_t, std::string> precisionOf;
   for (unsigned i = 0, e = train.getNumArguments(); i < e; ++i) {
     Type type = train.getArgumentTypes()[i];
     if (train.getArgAttr(i, kParamAttrName)) {
       TensorInfo param =
           tensorInfo(type, "param" + std::to_string(info.parameters.size()));
+      if (auto site = train.getArgAttrOfType<IntegerAttr>(i, kPrecisionAttrName)) {
+        param.name = "ldp_site" + std::to_string(site.getInt());
+        precisionOf[site.getInt()] = param.name;
+      }
       if (Attribute init = train.getArgAttr(i, kInitAttrName)) {
         FailureOr<std::vector<char>> data = rawData(init);
         if (failed(data))
@@ -135,6 +141,10 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
       if (auto names = train.getArgAttrOfType<ArrayAttr>(i, kTensorsAttrName))
         for (auto name : names.getAsValueRange<StringAttr>())
           info.state.back().tensors.push_back(name.str());
+      if (auto init =
+              train.getArgAttrOfType<DenseElementsAttr>(i, kInitAttrName))
+        for (APFloat v : init.getValues<APFloat>())
+          info.state.back().initValues.push_back(v.convertToFloat());
       continue;
     }
     // The momentum buffers follow the parameters.
@@ -174,8 +184,22 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
       site.precisions.push_back({bits[0], bits[1]});
     }
     site.kernels.resize(site.precisions.size());
+    if (auto it = precisionOf.find(int64_t(info.sites.size()));
+        it != precisionOf.end())
+      site.precision = it->second;
     info.sites.push_back(std::move(site));
   }
+  if (!precisionOf.empty() &&
+      (precisionOf.rbegin()->first >= int64_t(info.sites.size()) ||
+       llvm::any_of(info.sites,
+                    [](const SiteInfo &s) {
+                      // Layers kept in full precision leave placeholder
+                      // sites that nothing reads.
+                      return s.precision.empty() && s.op != "unknown";
+                    })))
+    return train.emitError("qtrain-compile: every kernel site of an LDP step "
+                           "needs its own learnable precision, and every "
+                           "precision parameter a site");
 
   // The kernel kind of each product of the training step at each precision
   // (qtrain-integer-kernels); a forward variant serves every backward bits.
@@ -255,6 +279,12 @@ LogicalResult mlir::qtrain::writeManifest(const StepInfo &info, StringRef dir,
         names.push_back(name);
       entry["tensors"] = std::move(names);
     }
+    if (!s.initValues.empty()) {
+      llvm::json::Array values;
+      for (float v : s.initValues)
+        values.push_back(double(v));
+      entry["init"] = std::move(values);
+    }
     state.push_back(std::move(entry));
   }
   llvm::json::Array controls;
@@ -275,10 +305,13 @@ LogicalResult mlir::qtrain::writeManifest(const StepInfo &info, StringRef dir,
                                             {"symbol", symbol},
                                             {"kernels", std::move(kernels)}});
     }
-    sites.push_back(llvm::json::Object{{"name", site.name},
-                                       {"op", site.op},
-                                       {"macs", site.macs},
-                                       {"variants", std::move(variants)}});
+    llvm::json::Object entry{{"name", site.name},
+                             {"op", site.op},
+                             {"macs", site.macs},
+                             {"variants", std::move(variants)}};
+    if (!site.precision.empty())
+      entry["precision"] = site.precision;
+    sites.push_back(std::move(entry));
   }
   llvm::json::Object labels{{"shape", shapeOf(info.labels)},
                             {"dtype", info.labels.dtype}};

@@ -96,8 +96,12 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp forwardFn,
   argTypes.push_back(getLabelType(lossKind, logitsType));
   argTypes.append({scalar, scalar, scalar});
   resultTypes.append(argTypes.begin(), argTypes.begin() + 2 * paramIdx.size());
-  unsigned numStates = forwardFn.getNumResults() - 1;
-  for (unsigned i = 1; i <= numStates; ++i)
+  // Results after the logits: state, and terms added to the loss.
+  SmallVector<unsigned> stateIdx, lossTermIdx;
+  for (unsigned i = 1, e = forwardFn.getNumResults(); i < e; ++i)
+    (forwardFn.getResultAttr(i, kLossTermAttrName) ? lossTermIdx : stateIdx)
+        .push_back(i);
+  for (unsigned i : stateIdx)
     resultTypes.push_back(forwardFn.getResultTypes()[i]);
   resultTypes.push_back(scalar);
 
@@ -161,6 +165,20 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp forwardFn,
   if (lossScale)
     dLogits = scaleTensor(b, loc, dLogits, lossScale, /*divide=*/false);
   rm.accumulate(stepLogits, dLogits);
+  // Loss terms (LDP's cost): added to the loss, each with adjoint 1 (S).
+  Value loss = lossValues.loss;
+  for (unsigned i : lossTermIdx) {
+    Value term = mapping.lookup(returnOp.getOperand(i));
+    auto termType = cast<RankedTensorType>(term.getType());
+    Value value = tensor::ExtractOp::create(b, loc, term, ValueRange{});
+    loss = arith::AddFOp::create(b, loc, loss, value);
+    Value seed = lossScale ? lossScale
+                           : arith::ConstantOp::create(
+                                 b, loc, b.getFloatAttr(scalar, 1.0))
+                                 .getResult();
+    rm.accumulate(term,
+                  tensor::FromElementsOp::create(b, loc, termType, seed));
+  }
   if (failed(rm.run(forwardOps)))
     return failure();
   for (Operation *op = beforeBackward ? beforeBackward->getNextNode()
@@ -183,17 +201,22 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp forwardFn,
       grad = scaleTensor(b, loc, grad, lossScale, /*divide=*/true);
     if (Operation *def = grad.getDefiningOp())
       setRole(def, Role::WeightGrad);
+    // A learnable precision (LDP) takes no weight decay: decay would pull
+    // every layer to its minimum bits.
+    Value decay = weightDecay;
+    if (step.getArgAttr(k, kPrecisionAttrName))
+      decay = arith::ConstantOp::create(b, loc, b.getFloatAttr(scalar, 0.0));
     SgdValues updated =
         buildSgdUpdate(b, loc, param, grad, entry->getArgument(numParams + k),
-                       lr, momentum, weightDecay);
+                       lr, momentum, decay);
     results[k] = updated.param;
     results[numParams + k] = updated.momentum;
   }
-  for (unsigned i = 1; i <= numStates; ++i) {
+  for (auto [k, i] : llvm::enumerate(stateIdx)) {
     results.push_back(mapping.lookup(returnOp.getOperand(i)));
-    step.setResultAttrs(2 * numParams + i - 1, forwardFn.getResultAttrDict(i));
+    step.setResultAttrs(2 * numParams + k, forwardFn.getResultAttrDict(i));
   }
-  results.push_back(lossValues.loss);
+  results.push_back(loss);
   func::ReturnOp::create(b, loc, results);
   numDifferentiated += forwardOps.size();
   return success();
@@ -239,13 +262,25 @@ static LogicalResult verifyForward(func::FuncOp fn, LossKind lossKind) {
   if (fn.getNumResults() < 1)
     return fn.emitError("qtrain-autodiff: @")
            << fn.getSymName() << " must return the logits";
-  for (unsigned i = 1, e = fn.getNumResults(); i < e; ++i)
+  for (unsigned i = 1, e = fn.getNumResults(); i < e; ++i) {
+    if (fn.getResultAttr(i, kLossTermAttrName)) {
+      auto type = dyn_cast<RankedTensorType>(fn.getResultTypes()[i]);
+      if (!type || type.getRank() != 0 ||
+          type.getElementType() != cast<ShapedType>(fn.getResultTypes()[0]).getElementType())
+        return fn.emitError("qtrain-autodiff: loss term #")
+               << i << " of @" << fn.getSymName()
+               << " must be a 0-d tensor of the logits' element type, got "
+               << fn.getResultTypes()[i];
+      continue;
+    }
     if (!fn.getResultAttr(i, kStateAttrName))
       return fn.emitError("qtrain-autodiff: @")
              << fn.getSymName()
              << " must return the logits, then only state marked "
-                "{qtrain.state}; result #"
+                "{qtrain.state} or loss terms marked {qtrain.loss_term}; "
+                "result #"
              << i << " is not";
+  }
   auto logits = dyn_cast<RankedTensorType>(fn.getResultTypes()[0]);
   if (!logits || logits.getRank() != 2 || !logits.hasStaticShape() ||
       !(logits.getElementType().isF32() || logits.getElementType().isF64()))

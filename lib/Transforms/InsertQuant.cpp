@@ -5,6 +5,8 @@
 // every GEMM and convolution of the forward graph at the step's forward
 // precision and marks its output for error quantization at the backward
 // precision (qtrain.grad_quant), with the precisions as new arguments.
+// With policy=ldp the forward precision is each layer's own, learned from
+// a new parameter (PAPERS.md section 3), and a cost term joins the loss.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +16,11 @@
 #include "QTrain/QTrainOps.h"
 #include "qtrain/runtime/Schedule.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+
+#include <cmath>
 
 namespace mlir::qtrain {
 #define GEN_PASS_DEF_INSERTQUANTPASS
@@ -131,6 +137,76 @@ static Value addControl(func::FuncOp fn, Type type, StringRef name) {
   return fn.getArgument(index);
 }
 
+/// LDP's cost term (PAPERS.md section 3, form unconfirmed):
+///   lambda * sum_l MACs_l * b_l^2 / (sum_l MACs_l * 32^2)
+/// with lambda a {qtrain.state = "ldp_lambda"} input (tensor<1xf32>,
+/// returned unchanged, so the runtime can set it between steps) and the
+/// term a {qtrain.loss_term} result of `fn`.
+template <typename Layer>
+static void addCostTerm(func::FuncOp fn, ArrayRef<Layer> layers,
+                        double lambda) {
+  MLIRContext *ctx = fn.getContext();
+  Location loc = fn.getLoc();
+  auto f32 = Float32Type::get(ctx);
+  auto lambdaType = RankedTensorType::get({1}, f32);
+  auto scalarType = RankedTensorType::get({}, f32);
+  auto stateAttrs = DictionaryAttr::get(
+      ctx, {NamedAttribute(StringAttr::get(ctx, kStateAttrName),
+                           StringAttr::get(ctx, "ldp_lambda")),
+            NamedAttribute(StringAttr::get(ctx, kInitAttrName),
+                           DenseElementsAttr::get(lambdaType,
+                                                  float(lambda)))});
+  unsigned argIndex = fn.getNumArguments();
+  (void)fn.insertArgument(argIndex, lambdaType, stateAttrs, loc);
+  Value lambdaArg = fn.getArgument(argIndex);
+
+  auto returnOp = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  OpBuilder b(returnOp);
+  double total = 0;
+  for (const Layer &l : layers)
+    total += double(l.macs);
+  SmallVector<Value> ins;
+  for (const Layer &l : layers)
+    ins.push_back(l.bits);
+  // lambda as a 0-d tensor, the last input of the generic.
+  ins.push_back(tensor::CollapseShapeOp::create(
+      b, loc, scalarType, lambdaArg, ArrayRef<ReassociationIndices>{}));
+  Value init = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, f32);
+  auto scalarMap = AffineMap::get(0, 0, ctx);
+  SmallVector<AffineMap> maps(ins.size() + 1, scalarMap);
+  auto cost = linalg::GenericOp::create(
+      b, loc, TypeRange{scalarType}, ins, ValueRange{init}, maps,
+      ArrayRef<utils::IteratorType>{},
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value sum;
+        for (auto [i, l] : llvm::enumerate(layers)) {
+          Value weight = arith::ConstantOp::create(
+              nb, nl,
+              nb.getF32FloatAttr(float(double(l.macs) / (total * 1024.0))));
+          Value square = arith::MulFOp::create(nb, nl, args[i], args[i]);
+          Value term = arith::MulFOp::create(nb, nl, weight, square);
+          sum = sum ? arith::AddFOp::create(nb, nl, sum, term).getResult()
+                    : term;
+        }
+        Value weighted =
+            arith::MulFOp::create(nb, nl, args[layers.size()], sum);
+        linalg::YieldOp::create(nb, nl, weighted);
+      });
+  unsigned resultIndex = fn.getNumResults();
+  (void)fn.insertResult(
+      resultIndex, lambdaType,
+      DictionaryAttr::get(
+          ctx, {NamedAttribute(StringAttr::get(ctx, kStateAttrName),
+                               StringAttr::get(ctx, "ldp_lambda"))}));
+  returnOp.getOperandsMutable().append(lambdaArg);
+  (void)fn.insertResult(
+      resultIndex + 1, scalarType,
+      DictionaryAttr::get(ctx, {NamedAttribute(StringAttr::get(ctx,
+                                                               kLossTermAttrName),
+                                               UnitAttr::get(ctx))}));
+  returnOp.getOperandsMutable().append(cost.getResult(0));
+}
+
 void InsertQuantPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
@@ -140,9 +216,10 @@ void InsertQuantPass::runOnOperation() {
         << forward << " with a body in the module (set forward=<name>)";
     return signalPassFailure();
   }
-  if (policy != "cpt" && policy != "static" && policy != "none") {
+  if (policy != "cpt" && policy != "static" && policy != "none" &&
+      policy != "ldp") {
     module.emitError("qtrain-insert-quant: unknown policy '")
-        << policy << "' (expected cpt, static or none)";
+        << policy << "' (expected cpt, static, ldp or none)";
     return signalPassFailure();
   }
   if (policy == "none") {
@@ -165,10 +242,10 @@ void InsertQuantPass::runOnOperation() {
     return signalPassFailure();
   }
   std::string text =
-      !schedule.empty() ? std::string(schedule)
-      : policy == "cpt"
-          ? std::string("cpt:3:8")
-          : "static:" + std::to_string(static_cast<unsigned>(bits));
+      !schedule.empty()  ? std::string(schedule)
+      : policy == "cpt"  ? std::string("cpt:3:8")
+      : policy == "ldp"  ? std::string("ldp:3:8")
+                         : "static:" + std::to_string(static_cast<unsigned>(bits));
   rt::Schedule parsed;
   if (rt::Status status = rt::parseSchedule(text, parsed); status.failed()) {
     module.emitError("qtrain-insert-quant: ") << status.message();
@@ -180,9 +257,21 @@ void InsertQuantPass::runOnOperation() {
         << text << "'";
     return signalPassFailure();
   }
-  if (parsed.kind == rt::ScheduleKind::Learned) {
-    module.emitError("qtrain-insert-quant: a learned schedule needs "
-                     "policy=ldp, which is not implemented yet");
+  bool learned = policy == "ldp";
+  if (learned != (parsed.kind == rt::ScheduleKind::Learned)) {
+    module.emitError("qtrain-insert-quant: ")
+        << (learned ? "policy=ldp needs a learned schedule (ldp:MIN:MAX), "
+                      "got '"
+                    : "a learned schedule needs policy=ldp, got policy=" +
+                          policy + " with '")
+        << text << "'";
+    return signalPassFailure();
+  }
+  if (learned && (!std::isfinite(lambda) || lambda < 0.0 ||
+                  !std::isfinite(ldpInit))) {
+    module.emitError("qtrain-insert-quant: lambda must be finite and "
+                     "non-negative and ldp-init finite, got lambda=")
+        << lambda << " ldp-init=" << ldpInit;
     return signalPassFailure();
   }
   if (fn->hasAttr(kRoleAttrName) || !fn.getOps<GradQuantOp>().empty()) {
@@ -222,16 +311,24 @@ void InsertQuantPass::runOnOperation() {
       GranularityAttr::get(ctx, GranularityKind::PerTensor, std::nullopt);
   // Quantizers of values used by several layers (a parameter shared by two
   // layers, an activation feeding two branches) are created once.
-  llvm::DenseMap<Value, Value> quantized;
+  // Keyed by the value and its precision: LDP layers have their own.
+  llvm::DenseMap<std::pair<Value, Value>, Value> quantized;
   // Running ranges of the quantized activations, returned as state.
   SmallVector<Value> emaStates;
-  auto quantize = [&](OpOperand &use, Role role, GranularityAttr gran) {
+  auto quantize = [&](OpOperand &use, Role role, GranularityAttr gran,
+                      Value layerBits) {
     Value v = use.get();
-    Value &q = quantized[v];
+    Value &q = quantized[{v, layerBits}];
     if (!q) {
       OpBuilder b(ctx);
       b.setInsertionPointAfterValue(v);
-      q = FakeQuantOp::create(b, v.getLoc(), v.getType(), v, controls.bits,
+      // A learned precision is computed at the top of the function: a
+      // parameter's quantizer goes after it.
+      if (Operation *def = layerBits.getDefiningOp();
+          def && def->getBlock() == b.getInsertionBlock() &&
+          !def->isBeforeInBlock(&*b.getInsertionPoint()))
+        b.setInsertionPointAfter(def);
+      q = FakeQuantOp::create(b, v.getLoc(), v.getType(), v, layerBits,
                               Value(), Value(), Value(), Value(),
                               RoleAttr::get(ctx, role), nearest, gran,
                               b.getI64IntegerAttr(0));
@@ -250,11 +347,52 @@ void InsertQuantPass::runOnOperation() {
     use.set(q);
   };
 
+  // LDP: the learnable precision of each quantized layer, a parameter
+  // after the existing ones, and its bits as an integer-valued f32.
+  auto f32 = Float32Type::get(ctx);
+  auto scalarType = RankedTensorType::get({}, f32);
+  unsigned numParams = 0;
+  while (numParams < fn.getNumArguments() &&
+         fn.getArgAttr(numParams, kParamAttrName))
+    ++numParams;
+  struct LearnedLayer {
+    Value bits;
+    int64_t macs;
+  };
+  SmallVector<LearnedLayer> learnedLayers;
+  auto addPrecision = [&](int64_t index, linalg::LinalgOp layer) {
+    MLIRContext *c = ctx;
+    auto attrs = DictionaryAttr::get(
+        c, {NamedAttribute(StringAttr::get(c, kParamAttrName), UnitAttr::get(c)),
+            NamedAttribute(StringAttr::get(c, kPrecisionAttrName),
+                           IntegerAttr::get(IntegerType::get(c, 64), index)),
+            NamedAttribute(StringAttr::get(c, kInitAttrName),
+                           DenseElementsAttr::get(scalarType,
+                                                  float(double(ldpInit))))});
+    (void)fn.insertArgument(numParams, scalarType, attrs, layer.getLoc());
+    Value p = fn.getArgument(numParams++);
+    OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());
+    Value bitsF = LearnedBitsOp::create(b, layer.getLoc(), p,
+                                        b.getI32IntegerAttr(parsed.minBits),
+                                        b.getI32IntegerAttr(parsed.maxBits));
+    Value scalar =
+        tensor::ExtractOp::create(b, layer.getLoc(), bitsF, ValueRange{});
+    Value bitsI = arith::FPToSIOp::create(b, layer.getLoc(),
+                                          IntegerType::get(c, 32), scalar);
+    int64_t macs = 1;
+    for (int64_t range : layer.getStaticLoopRanges())
+      macs *= ShapedType::isDynamic(range) ? 1 : range;
+    learnedLayers.push_back({bitsF, macs});
+    return bitsI;
+  };
+
   for (auto [index, layer] : llvm::enumerate(layers)) {
     if (keep.contains(index)) {
       layer->emitRemark() << "layer " << index << " kept in full precision";
       continue;
     }
+    Value layerBits =
+        learned ? addPrecision(int64_t(index), layer) : controls.bits;
     std::optional<WeightSite> weight;
     OpOperand *weightOperand = nullptr;
     for (OpOperand *in : layer.getDpsInputOperands()) {
@@ -263,7 +401,8 @@ void InsertQuantPass::runOnOperation() {
         if (weight->use)
           quantize(*weight->use, Role::Weight,
                    GranularityAttr::get(ctx, GranularityKind::PerChannel,
-                                        weight->axis));
+                                        weight->axis),
+                   layerBits);
         break;
       }
     }
@@ -273,9 +412,10 @@ void InsertQuantPass::runOnOperation() {
       // Quantize before padding: PyTorch pads the quantized input with
       // exact zeros inside the convolution.
       if (auto pad = in->get().getDefiningOp<tensor::PadOp>())
-        quantize(pad.getSourceMutable(), Role::Activation, perTensor);
+        quantize(pad.getSourceMutable(), Role::Activation, perTensor,
+                 layerBits);
       else
-        quantize(*in, Role::Activation, perTensor);
+        quantize(*in, Role::Activation, perTensor, layerBits);
     }
     // The error entering this layer's backward pass.
     OpBuilder b(layer->getNextNode());
@@ -288,6 +428,7 @@ void InsertQuantPass::runOnOperation() {
     layer->setAttr(kLayerAttrName, b.getI64IntegerAttr(index));
     layer->setAttr(kProductAttrName, b.getStringAttr("forward"));
     layer->emitRemark() << "layer " << index << " quantized"
+                        << (learned ? " at its learned precision" : "")
                         << (weight ? ""
                                    : " (no parameter operand: both "
                                      "inputs as activations)");
@@ -304,4 +445,6 @@ void InsertQuantPass::runOnOperation() {
     (void)fn.insertResult(index, state.getType(), attrs);
     returnOp.getOperandsMutable().append(state);
   }
+  if (learned)
+    addCostTerm(fn, ArrayRef<LearnedLayer>(learnedLayers), lambda);
 }

@@ -27,6 +27,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cmath>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -506,6 +507,21 @@ Status ManifestReader::readState(const json &root, Manifest &m) const {
         t.tensors.push_back((*it)[k].get<std::string>());
       }
     }
+    // Optional: initial values (LDP's lambda).
+    if (auto it = (*state)[i].find("init"); it != (*state)[i].end()) {
+      std::string initPath = join(path, "init");
+      if (!it->is_array() || int64_t(it->size()) != t.numel)
+        return expected(initPath,
+                        "an array of " + std::to_string(t.numel) + " numbers",
+                        *it);
+      for (size_t k = 0; k < it->size(); ++k) {
+        const json &v = (*it)[k];
+        if (!v.is_number() || !std::isfinite(v.get<double>()) ||
+            !std::isfinite(float(v.get<double>())))
+          return expected(index(initPath, k), "a finite f32 number", v);
+        t.init.push_back(float(v.get<double>()));
+      }
+    }
     m.state.push_back(std::move(t));
   }
   return Status::success();
@@ -534,6 +550,22 @@ Status ManifestReader::readSites(const json &root, Manifest &m) const {
                     "a non-negative integer", out.macs);
         s.failed())
       return s;
+    // Optional: the LDP precision parameter, a scalar parameter.
+    if (site.contains("precision")) {
+      std::string ppath = join(path, "precision");
+      if (Status s = string(site, path, "precision", true, out.precision);
+          s.failed())
+        return s;
+      for (size_t k = 0; k < m.parameters.size(); ++k)
+        if (m.parameters[k].name == out.precision)
+          out.precisionParameter = int64_t(k);
+      if (out.precisionParameter < 0)
+        return fail(ppath, "no parameter is named '" + out.precision + "'");
+      if (m.parameters[size_t(out.precisionParameter)].numel != 1)
+        return fail(ppath, "parameter '" + out.precision +
+                               "' is not a scalar (a precision has one "
+                               "element)");
+    }
     const json *variants;
     if (Status s = array(site, path, "variants", variants); s.failed())
       return s;

@@ -103,11 +103,11 @@ Status parseOne(std::string_view text, const char *what, bool fromOptions,
     return failWith(
         kind, fromOptions ? ErrorKind::InvalidArgument : ErrorKind::Format,
         std::string(what) + ": " + s.message());
-  if (out.kind == ScheduleKind::Learned)
+  if (out.kind == ScheduleKind::Learned && std::string_view(what) != "schedule")
     return failWith(kind, ErrorKind::Unsupported,
                     std::string(what) + " '" + std::string(text) +
-                        "': ldp schedules need per-layer selection, not "
-                        "implemented yet");
+                        "': backward precisions are not learned (LDP "
+                        "learns the forward bits per layer)");
   return Status::success();
 }
 
@@ -119,19 +119,51 @@ Status qtrain::rt::validateSchedule(const Manifest &manifest,
                                     const Schedule &gradSchedule,
                                     std::string_view gradScheduleText,
                                     ErrorKind *kind) {
-  if (schedule.kind == ScheduleKind::Learned ||
-      gradSchedule.kind == ScheduleKind::Learned) {
-    bool forward = schedule.kind == ScheduleKind::Learned;
-    return failWith(
-        kind, ErrorKind::Unsupported,
-        std::string(forward ? "schedule '" : "grad schedule '") +
-            std::string(forward ? scheduleText : gradScheduleText) +
-            "': ldp schedules need per-layer selection, not implemented yet");
+  if (gradSchedule.kind == ScheduleKind::Learned)
+    return failWith(kind, ErrorKind::Unsupported,
+                    "grad schedule '" + std::string(gradScheduleText) +
+                        "': backward precisions are not learned");
+  // LDP: a bundle that learns its precisions computes each layer's bits
+  // inside the step from its parameter p and the compiled bounds, so it is
+  // served by exactly that learned schedule, and only such a bundle is.
+  bool learnedBundle = std::any_of(
+      manifest.sites.begin(), manifest.sites.end(),
+      [](const SiteSpec &site) { return site.precisionParameter >= 0; });
+  bool learned = schedule.kind == ScheduleKind::Learned;
+  if (learned != learnedBundle) {
+    if (learnedBundle)
+      return failWith(kind, ErrorKind::InvalidArgument,
+                      "schedule '" + std::string(scheduleText) +
+                          "': this bundle learns its precisions per layer "
+                          "(LDP) and is served by its schedule '" +
+                          manifest.schedule + "' only");
+    return failWith(kind, ErrorKind::Unsupported,
+                    "schedule '" + std::string(scheduleText) +
+                        "' learns the bits per layer, but this bundle has no "
+                        "learnable precisions (compile it with "
+                        "--policy=ldp)");
+  }
+  if (learned) {
+    Schedule compiled;
+    if (parseSchedule(manifest.schedule, compiled).failed() ||
+        compiled.kind != ScheduleKind::Learned ||
+        compiled.minBits != schedule.minBits ||
+        compiled.maxBits != schedule.maxBits)
+      return failWith(kind, ErrorKind::InvalidArgument,
+                      "schedule '" + std::string(scheduleText) +
+                          "': the bundle's steps map p to bits with '" +
+                          manifest.schedule + "'; use that schedule");
+    for (const SiteSpec &site : manifest.sites)
+      if (site.precisionParameter < 0 && site.macs > 0)
+        return failWith(kind, ErrorKind::InvalidArgument,
+                        "site '" + site.name +
+                            "' has no learnable precision in an LDP bundle");
   }
   for (int bits : reachableBits(schedule))
     for (int gradBits : reachableBits(gradSchedule))
       for (const SiteSpec &site : manifest.sites)
-        if (findVariant(site, bits, gradBits) < 0) {
+        if ((!learned || site.precisionParameter >= 0) &&
+            findVariant(site, bits, gradBits) < 0) {
           // Name the schedule at fault: the backward one when the site
           // serves these forward bits with other backward bits.
           bool forwardServed =
@@ -216,6 +248,15 @@ Status Trainer::create(std::shared_ptr<const Bundle> bundle,
     if (!std::isfinite(value))
       return failWith(kind, ErrorKind::InvalidArgument,
                       std::string(name) + " must be finite");
+  if (!std::isnan(o.ldpLambda) &&
+      !(std::isfinite(o.ldpLambda) && o.ldpLambda >= 0.0f))
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    "LDP lambda must be finite and non-negative");
+  if (!(o.ldpTargetCost >= 0.0 && o.ldpTargetCost <= 1.0) ||
+      !(std::isfinite(o.ldpLambdaRate) && o.ldpLambdaRate > 0.0))
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    "LDP target cost must be in (0, 1] (0: off) and the "
+                    "lambda rate positive");
   if (!(o.promotionThreshold > 0.0))
     return failWith(kind, ErrorKind::InvalidArgument,
                     "promotion threshold must be positive (above 1 never "
@@ -262,6 +303,18 @@ Status Trainer::initialize(ErrorKind *kind) {
       classBitOps.push_back(bitOpsSum);
     }
   }
+  // LDP: each site's own table from (bits, grad_bits) to its variant.
+  learned = schedule.kind == ScheduleKind::Learned;
+  if (learned) {
+    siteVariant.assign(numSites * kNumBitValues * kNumBitValues, 0);
+    for (size_t i = 0; i < numSites; ++i)
+      for (int bits = 0; bits < kNumBitValues; ++bits)
+        for (int gradBits = 0; gradBits < kNumBitValues; ++gradBits)
+          siteVariant[(i * kNumBitValues + size_t(bits)) * kNumBitValues +
+                      size_t(gradBits)] =
+              findVariant(m.sites[i], bits, gradBits);
+  }
+  lastSiteBits.assign(numSites, -1);
   slots.assign(std::max<size_t>(numSites, 1), 0);
   evalSlots.assign(std::max<size_t>(numSites, 1), 0);
 
@@ -306,6 +359,29 @@ Status Trainer::initialize(ErrorKind *kind) {
                     "the bundle's \"promotion\" and \"overflow\" state "
                     "tensors must come together, with one element per "
                     "promotable tensor each");
+  // State with initial values in the manifest (LDP's lambda) starts there.
+  for (size_t i = 0; i < numState; ++i)
+    if (!m.state[i].init.empty())
+      for (std::vector<Buffer> &set : buffers)
+        std::copy(m.state[i].init.begin(), m.state[i].init.end(),
+                  set[2 * numParameters + i].data);
+  for (size_t i = 0; i < numState; ++i)
+    if (m.state[i].kind == "ldp_lambda") {
+      if (m.state[i].numel != 1)
+        return failWith(kind, ErrorKind::InvalidArgument,
+                        "state '" + m.state[i].name +
+                            "': LDP's lambda has one element, not " +
+                            std::to_string(m.state[i].numel));
+      lambdaState = int64_t(i);
+      if (!std::isnan(options.ldpLambda))
+        for (std::vector<Buffer> &set : buffers)
+          set[2 * numParameters + i].data[0] = options.ldpLambda;
+    }
+  if ((options.ldpTargetCost > 0 || !std::isnan(options.ldpLambda)) &&
+      lambdaState < 0)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    "--ldp-lambda and --ldp-target-cost need an LDP bundle "
+                    "(an \"ldp_lambda\" state; compile with --policy=ldp)");
   for (size_t i = 0; i < numState; ++i)
     if (m.state[i].kind == "loss_scale") {
       if (m.state[i].numel != 1)
@@ -396,6 +472,8 @@ Status Trainer::selectVariants(int64_t step, ErrorKind *kind) {
     return failWith(kind, ErrorKind::InvalidArgument,
                     "step " + std::to_string(step) +
                         " is outside the ABI's int32 step range");
+  if (learned)
+    return selectLearnedVariants(step, kind);
   int bits = scheduleBits(schedule, step, options.totalSteps);
   int gradBits = scheduleBits(gradSchedule, step, options.totalSteps);
   int32_t row =
@@ -411,6 +489,57 @@ Status Trainer::selectVariants(int64_t step, ErrorKind *kind) {
   stepArg = int32_t(step);
   selectedRow = row;
   return succeed(kind);
+}
+
+Status Trainer::selectLearnedVariants(int64_t step, ErrorKind *kind) {
+  const Manifest &m = bundle->getManifest();
+  int gradBits = scheduleBits(gradSchedule, step, options.totalSteps);
+  double sum = 0;
+  for (size_t i = 0; i < numSites; ++i) {
+    const SiteSpec &site = m.sites[i];
+    if (site.precisionParameter < 0) {
+      // A placeholder site nothing reads (a layer kept in fp32).
+      slots[i] = 0;
+      lastSiteBits[i] = 0;
+      continue;
+    }
+    float p = buffers[current][size_t(site.precisionParameter)].data[0];
+    int bits = ldpBits(p, schedule.minBits, schedule.maxBits);
+    int32_t index =
+        bits < 0 || gradBits < 0
+            ? -1
+            : siteVariant[(i * kNumBitValues + size_t(bits)) * kNumBitValues +
+                          size_t(gradBits)];
+    if (index < 0) // validateSchedule() makes this unreachable.
+      return failWith(kind, ErrorKind::MissingVariant,
+                      "step " + std::to_string(step) + ": site '" + site.name +
+                          "' has no " + bitsName(bits) + "/" +
+                          bitsName(gradBits) + " variant");
+    slots[i] = index;
+    lastSiteBits[i] = bits;
+    sum += bitOps(double(site.macs), bits, gradBits);
+  }
+  // The step computes every layer's bits itself; the control is unused.
+  bitsArg = schedule.maxBits;
+  gradBitsArg = gradBits;
+  stepArg = int32_t(step);
+  selectedRow = -1;
+  selectedBitOps = sum;
+  return succeed(kind);
+}
+
+double Trainer::getStaticBitOps(int bits, int gradBits) const {
+  double sum = 0;
+  for (const SiteSpec &site : bundle->getManifest().sites)
+    sum += bitOps(double(site.macs), bits, gradBits);
+  return sum;
+}
+
+float Trainer::getLdpLambda() const {
+  return lambdaState < 0
+             ? 0.0f
+             : buffers[current][2 * numParameters + size_t(lambdaState)]
+                   .data[0];
 }
 
 Status Trainer::step(const float *x, const int64_t *labels, float &loss,
@@ -494,10 +623,21 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
     current = 1 - current;
   }
   ++stepIndex;
-  lastBits = bitsArg;
+  lastBits = learned ? -1 : bitsArg;
   lastGradBits = gradBitsArg;
-  lastBitOps = classBitOps[size_t(selectedRow)];
+  lastBitOps = learned ? selectedBitOps : classBitOps[size_t(selectedRow)];
   totalBitOps += lastBitOps;
+  // A target cost steers lambda (dual ascent on cost <= target): it grows
+  // while the step's BitOps exceed the target share of static max/grad
+  // bits, and shrinks, down to 0, while they are below it.
+  if (lambdaState >= 0 && options.ldpTargetCost > 0 && !lastSkipped) {
+    double ratio = lastBitOps / getStaticBitOps(schedule.maxBits, lastGradBits);
+    float &lambda =
+        buffers[current][2 * numParameters + size_t(lambdaState)].data[0];
+    lambda = float(std::max(
+        0.0, double(lambda) +
+                 options.ldpLambdaRate * (ratio - options.ldpTargetCost)));
+  }
   return succeed(kind);
 }
 
@@ -509,6 +649,20 @@ Status Trainer::eval(const float *x, float *logits, int bits, ErrorKind *kind) {
     return failWith(kind, ErrorKind::InvalidArgument,
                     "eval: step " + std::to_string(stepIndex) +
                         " is outside the ABI's int32 step range");
+  if (bits == kScheduleBits && learned) {
+    // Each site at its learned bits, as the next training step would run.
+    if (Status s = selectLearnedVariants(stepIndex, kind); s.failed())
+      return s;
+    std::memcpy(evalSlots.data(), slots.data(), numSites * sizeof(int32_t));
+    evalBitsArg = schedule.maxBits;
+    evalGradBitsArg = gradBitsArg;
+    evalStepArg = int32_t(stepIndex);
+    std::vector<void *> &args = evalArgs[current];
+    args[evalInputIndex] = const_cast<float *>(x);
+    args[evalLogitsIndex] = logits;
+    bundle->getEvalStep()(args.data());
+    return succeed(kind);
+  }
   if (bits == kScheduleBits)
     bits = scheduleBits(schedule, stepIndex, options.totalSteps);
   if (bits < 0 || bits > kMaxScheduleBits)

@@ -22,6 +22,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -41,11 +42,19 @@ static cl::opt<std::string> outputDir("o", cl::Required,
                                       cl::desc("Bundle directory to write"),
                                       cl::value_desc("model.qtb"));
 static cl::opt<std::string> policy("policy", cl::init("cpt"),
-                                   cl::desc("cpt, static or none"));
+                                   cl::desc("cpt, static, ldp or none"));
 static cl::opt<std::string>
     schedule("schedule", cl::init(""),
              cl::desc("Default schedule (docs/schedules.md); default "
                       "cpt:MIN:MAX over --bits for policy=cpt"));
+static cl::opt<double>
+    ldpLambda("ldp-lambda", cl::init(1.0),
+              cl::desc("policy=ldp: default weight of the cost term "
+                       "(qtrain-run --ldp-lambda overrides it)"));
+static cl::opt<double>
+    ldpInit("ldp-init", cl::init(0.0),
+            cl::desc("policy=ldp: initial value of every learnable "
+                     "precision p (0: the minimum bits)"));
 static cl::opt<std::string> bits("bits", cl::init("3:8"),
                                  cl::desc("Forward precisions: MIN:MAX or a "
                                           "list B,B,..."));
@@ -150,6 +159,7 @@ int main(int argc, char **argv) {
   std::string scheduleText =
       !schedule.empty() ? schedule.getValue()
       : policy == "cpt" ? "cpt:" + std::to_string(lo) + ":" + std::to_string(hi)
+      : policy == "ldp" ? "ldp:" + std::to_string(lo) + ":" + std::to_string(hi)
       : policy == "static" ? "static:" + std::to_string(hi)
                            : std::string("fp32");
   rt::Schedule parsed;
@@ -207,7 +217,12 @@ int main(int argc, char **argv) {
   }
   pipeline += "qtrain-insert-quant{policy=" + policy +
               " schedule=" + scheduleText +
-              " grad-bits=" + std::to_string(firstGradBits) + "},";
+              " grad-bits=" + std::to_string(firstGradBits);
+  if (policy == "ldp")
+    pipeline += llvm::formatv(" lambda={0:e9} ldp-init={1:e9}",
+                              ldpLambda.getValue(), ldpInit.getValue())
+                    .str();
+  pipeline += "},";
   if (floatFormats)
     pipeline += std::string("qtrain-insert-rounding{promotion=") +
                 (precisionPromotion ? "true" : "false") + "},";

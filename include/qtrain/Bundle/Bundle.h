@@ -32,6 +32,8 @@ struct TensorInfo {
   /// "overflow"), and the names of their elements (qtrain.tensors).
   std::string kind;
   std::vector<std::string> tensors;
+  /// State tensors with a qtrain.init (LDP's lambda): the initial values.
+  std::vector<float> initValues;
 };
 
 /// A kernel site and its precisions.
@@ -42,6 +44,9 @@ struct SiteInfo {
   /// Per precision, the kernel kind ("i8", "i16", "f32", "f64") of each
   /// product of the training step, by product name.
   std::vector<std::map<std::string, std::string>> kernels;
+  /// LDP: the name of the parameter whose value gives the site's bits
+  /// (qtrain.precision); empty otherwise.
+  std::string precision;
 };
 
 /// What the manifest says, read from the module after

@@ -103,6 +103,15 @@ def InsertQuantPass : Pass<"qtrain-insert-quant", "::mlir::ModuleOp"> {
     the fp32 schedule, for full-precision baselines built by the same
     pipeline.
 
+    `policy=ldp` (LDP, PAPERS.md section 3; schedule `ldp:MIN:MAX`, default
+    `ldp:3:8`) gives every quantized layer l a learnable 0-d parameter p_l
+    (`{qtrain.param, qtrain.precision = l}`, initial value `ldp-init`) and
+    quantizes its weight and input at `qtrain.learned_bits p_l`; the
+    gradient reaches p_l through the quantizer scale. `@forward` gains a
+    `{qtrain.state = "ldp_lambda"}` input (initial value `lambda`) and a
+    `{qtrain.loss_term}` result, lambda * sum_l MACs_l b_l^2 / (sum_l MACs_l
+    32^2), that `qtrain-autodiff` adds to the loss.
+
     Example: `--qtrain-insert-quant="policy=cpt schedule=cpt:3:8 grad-bits=8"`.
   }];
   let options = [
@@ -122,9 +131,17 @@ def InsertQuantPass : Pass<"qtrain-insert-quant", "::mlir::ModuleOp"> {
     ListOption<"fullPrecisionLayers", "full-precision-layers", "int64_t",
                "Layers kept in full precision, by index in program order; "
                "negative indices count from the end (-1 is the last)">,
+    Option<"lambda", "lambda", "double", /*default=*/"1.0",
+           "policy=ldp: the default weight of the cost term (the initial "
+           "value of the ldp_lambda state; the runtime may override it)">,
+    Option<"ldpInit", "ldp-init", "double", /*default=*/"0.0",
+           "policy=ldp: the initial value of every learnable precision p "
+           "(PAPERS.md section 3: 0.0, i.e. the minimum bits)">,
   ];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::qtrain::QTrainDialect"
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::qtrain::QTrainDialect"
   ];
   let statistics = [
     Statistic<"numLayers", "quantized-layers", "Layers quantized">,

@@ -640,6 +640,32 @@ struct RangeEmaLowering : OpRewritePattern<RangeEmaOp> {
   }
 };
 
+/// b = clamp(rint(p * (max - min) + min), min, max) in f32, NaN -> min:
+/// the runtime's ldpBits, operation for operation.
+struct LearnedBitsLowering : OpRewritePattern<LearnedBitsOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LearnedBitsOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Scalar s{rewriter, loc};
+    Value p =
+        tensor::ExtractOp::create(rewriter, loc, op.getPrecision(), ValueRange{});
+    float lo = float(op.getMinBits()), hi = float(op.getMaxBits());
+    Value scaled = arith::MulFOp::create(rewriter, loc, p, s.f32(hi - lo));
+    Value value = arith::AddFOp::create(rewriter, loc, scaled, s.f32(lo));
+    Value rounded = math::RoundEvenOp::create(rewriter, loc, value);
+    // Ordered comparisons: NaN is neither above min nor below max.
+    Value aboveMin = s.cmp(arith::CmpFPredicate::OGT, value, s.f32(lo));
+    Value belowMax = s.cmp(arith::CmpFPredicate::OLT, value, s.f32(hi));
+    Value clamped = s.select(belowMax, rounded, s.f32(hi));
+    Value bits = s.select(aboveMin, clamped, s.f32(lo));
+    rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, op.getType(),
+                                                        ValueRange{bits});
+    return success();
+  }
+};
+
 static Range buildRange(OpBuilder &b, Location loc, Value input,
                         std::optional<int64_t> axis) {
   MLIRContext *ctx = b.getContext();
@@ -1095,7 +1121,7 @@ struct ConvertQTrainToLinalgPass
 void mlir::qtrain::populateQTrainToLinalgConversionPatterns(
     RewritePatternSet &patterns) {
   patterns.add<FakeQuantLowering, QuantizeLowering, RangeEmaLowering,
-               RoundFloatLowering, CountOverflowLowering,
+               LearnedBitsLowering, RoundFloatLowering, CountOverflowLowering,
                CodecLowering<EncodeFloatOp, true>,
                CodecLowering<DecodeFloatOp, false>>(patterns.getContext());
 }

@@ -155,3 +155,73 @@ bool qtrain::run::writeSvg(const std::string &path, const Chart &chart) {
   file.close();
   return bool(file);
 }
+
+bool qtrain::run::writeHeatmapSvg(const std::string &path, const Heatmap &map) {
+  size_t columns = map.xs.size(), rows = map.rows.size();
+  double xMin = columns ? map.xs.front() : 0;
+  double xMax = columns ? map.xs.back() + 1 : 1;
+  double plotW = kWidth - kLeft - kRight - 60, plotH = kHeight - kTop - kBottom;
+  double rowH = rows ? plotH / double(rows) : plotH;
+  auto px = [&](double x) {
+    return kLeft + (x - xMin) / (xMax - xMin) * plotW;
+  };
+  // Light yellow (lo) to dark blue (hi).
+  auto color = [&](double v) {
+    double t = map.hi > map.lo ? std::clamp((v - map.lo) / (map.hi - map.lo),
+                                            0.0, 1.0)
+                               : 1.0;
+    int r = int(255 + t * (8 - 255)), g = int(247 + t * (48 - 247)),
+        b = int(188 + t * (107 - 188));
+    char buf[16];
+    std::snprintf(buf, sizeof(buf), "#%02x%02x%02x", r, g, b);
+    return std::string(buf);
+  };
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth
+    << "\" height=\"" << kHeight << "\" font-family=\"sans-serif\" "
+    << "font-size=\"12\">\n"
+    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    << "<text x=\"" << kWidth / 2 << "\" y=\"22\" text-anchor=\"middle\" "
+    << "font-size=\"15\">" << escape(map.title) << "</text>\n";
+  // Runs of equal values in a row become one rectangle.
+  for (size_t r = 0; r < rows; ++r) {
+    const std::vector<double> &row = map.values[r];
+    double y = kTop + double(r) * rowH;
+    for (size_t c = 0; c < columns && c < row.size();) {
+      size_t end = c + 1;
+      while (end < columns && end < row.size() && row[end] == row[c])
+        ++end;
+      double x0 = px(map.xs[c]);
+      double x1 = end < columns ? px(map.xs[end]) : px(xMax);
+      o << "<rect x=\"" << x0 << "\" y=\"" << y << "\" width=\""
+        << std::max(x1 - x0, 0.5) << "\" height=\"" << rowH << "\" fill=\""
+        << color(row[c]) << "\"/>\n";
+      c = end;
+    }
+    o << "<text x=\"" << kLeft - 6 << "\" y=\"" << y + rowH / 2 + 4
+      << "\" text-anchor=\"end\">" << escape(map.rows[r]) << "</text>\n";
+  }
+  for (double t : ticks(xMin, xMax))
+    o << "<text x=\"" << px(t) << "\" y=\"" << kTop + plotH + 16
+      << "\" text-anchor=\"middle\">" << number(t) << "</text>\n";
+  o << "<rect x=\"" << kLeft << "\" y=\"" << kTop << "\" width=\"" << plotW
+    << "\" height=\"" << plotH << "\" fill=\"none\" stroke=\"#333\"/>\n"
+    << "<text x=\"" << kLeft + plotW / 2 << "\" y=\"" << kHeight - 12
+    << "\" text-anchor=\"middle\">" << escape(map.xLabel) << "</text>\n";
+  // Legend: one swatch per integer value.
+  double legendX = kLeft + plotW + 15, legendY = kTop;
+  int lo = int(std::ceil(map.lo)), hi = int(std::floor(map.hi));
+  for (int v = hi; v >= lo; --v) {
+    o << "<rect x=\"" << legendX << "\" y=\"" << legendY
+      << "\" width=\"14\" height=\"14\" fill=\"" << color(v)
+      << "\" stroke=\"#333\" stroke-width=\"0.5\"/>\n"
+      << "<text x=\"" << legendX + 20 << "\" y=\"" << legendY + 11 << "\">"
+      << v << "</text>\n";
+    legendY += 18;
+  }
+  o << "</svg>\n";
+  std::ofstream file(path);
+  file << o.str();
+  file.close();
+  return bool(file);
+}

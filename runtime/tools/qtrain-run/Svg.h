@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// qtrain-run's plots: line charts written as plain SVG (no dependencies),
-/// with axes, ticks, labels and a legend.
+/// qtrain-run's plots: line charts and heatmaps written as plain SVG (no
+/// dependencies), with axes, ticks, labels and a legend.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +39,21 @@ struct Chart {
 
 /// Writes `chart` to `path`; returns false (with errno set) on failure.
 bool writeSvg(const std::string &path, const Chart &chart);
+
+/// A heatmap: one row per name, one column per x (ascending), each cell
+/// colored by its value on a scale from `lo` (light) to `hi` (dark), with
+/// a legend of the integer values in [lo, hi].
+struct Heatmap {
+  std::string title, xLabel;
+  std::vector<std::string> rows;
+  std::vector<double> xs;
+  /// values[row][column].
+  std::vector<std::vector<double>> values;
+  double lo = 0, hi = 1;
+};
+
+/// Writes `map` to `path`; returns false on failure.
+bool writeHeatmapSvg(const std::string &path, const Heatmap &map);
 
 } // namespace qtrain::run
 

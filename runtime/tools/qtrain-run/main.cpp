@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -87,7 +88,15 @@ precision:
   --print-schedule          print what the schedules do over this run, exit
   --eval-bits=max|current|B evaluation precision (default max: the
                             schedule's largest bits; current: the bits of
-                            the step, as CPT's code does)
+                            the step, as CPT's code does; for an LDP bundle
+                            the default is current: each layer at its
+                            learned bits)
+LDP (bundles compiled with --policy=ldp):
+  --ldp-lambda=F            weight of the cost term (default: the bundle's)
+  --ldp-target-cost=F       steer lambda every step so that the step's
+                            BitOps approach this share of static max-bits
+                            BitOps (e.g. 0.6; default 0: fixed lambda)
+  --ldp-lambda-rate=F       how fast lambda follows the target (default 1)
 output:
   --out=DIR                 logs, plots, checkpoints (default
                             qtrain-runs/<bundle>-<schedule>-seed<seed>)
@@ -122,6 +131,9 @@ struct Options {
   float lossScale = 65536.0f;
   double promotionThreshold = 0.01;
   std::string overflowProfile;
+  float ldpLambda = std::numeric_limits<float>::quiet_NaN();
+  double ldpTargetCost = 0, ldpLambdaRate = 1.0;
+  bool evalBitsGiven = false;
   uint64_t seed = 1;
   int64_t threads = 1;
   std::string schedule, gradSchedule;
@@ -214,6 +226,12 @@ Options parseOptions(int argc, char **argv) {
       o.promotionThreshold = parseFloat(flag, need());
     else if (flag == "--overflow-profile")
       o.overflowProfile = need();
+    else if (flag == "--ldp-lambda")
+      o.ldpLambda = float(parseFloat(flag, need()));
+    else if (flag == "--ldp-target-cost")
+      o.ldpTargetCost = parseFloat(flag, need());
+    else if (flag == "--ldp-lambda-rate")
+      o.ldpLambdaRate = parseFloat(flag, need());
     else if (flag == "--seed")
       o.seed = uint64_t(parseInt(flag, need(), 0, INT64_MAX));
     else if (flag == "--threads")
@@ -227,8 +245,10 @@ Options parseOptions(int argc, char **argv) {
       o.gradSchedule = need();
     else if (flag == "--print-schedule" && !hasValue)
       o.printSchedule = true;
-    else if (flag == "--eval-bits")
+    else if (flag == "--eval-bits") {
       o.evalBits = need();
+      o.evalBitsGiven = true;
+    }
     else if (flag == "--out")
       o.out = need();
     else if (flag == "--checkpoint-every")
@@ -314,13 +334,21 @@ std::string hms(double seconds) {
   return buf;
 }
 
+/// EvalResult::bits of an evaluation at each layer's learned bits (LDP),
+/// and the forward bits of an LDP step.
+constexpr int kLearnedBits = -1;
+
 std::string precisionName(int bits) {
-  return bits == 0 ? "fp32" : std::to_string(bits);
+  return bits == kLearnedBits ? "ldp"
+         : bits == 0          ? "fp32"
+                              : std::to_string(bits);
 }
 
 /// "8 bits", or "fp32".
 std::string precisionPhrase(int bits) {
-  return bits == 0 ? "fp32" : std::to_string(bits) + " bits";
+  return bits == kLearnedBits ? "the learned bits"
+         : bits == 0          ? "fp32"
+                              : std::to_string(bits) + " bits";
 }
 
 /// The data of a run: the training and test splits, limited as asked.
@@ -434,7 +462,8 @@ public:
     keep("epochs.jsonl", resumeStep / stepsPerEpoch, false, 0);
     stepsCsv = append("steps.csv", "step,epoch,loss,bits,grad_bits,bitops,"
                                    "cumulative_bitops,step_seconds,"
-                                   "loss_scale,skipped,promoted\n");
+                                   "loss_scale,skipped,promoted,site_bits,"
+                                   "ldp_lambda\n");
     stepsJson = append("steps.jsonl", "");
     epochsCsv =
         append("epochs.csv", "epoch,step,train_loss,test_loss,test_accuracy,"
@@ -448,13 +477,22 @@ public:
   }
 
   /// `lossScale` is the scale the step ran with (1 without loss scaling).
-  void step(int64_t step, int64_t epoch, float loss, int bits, int gradBits,
-            double bitOps, double total, double seconds, float lossScale,
-            bool skipped, const std::vector<rt::Promotion> &promotions) {
-    std::fprintf(stepsCsv, "%lld,%lld,%.9g,%d,%d,%.6g,%.6g,%.6f,%.9g,%d,%zu\n",
+  /// LDP steps (non-empty `siteBits`, each site's bits) log the MACs-
+  /// weighted mean of the sites' bits as `bits`, the bits of every site
+  /// (';'-separated in the CSV) and the cost term's lambda.
+  void step(int64_t step, int64_t epoch, float loss, double bits,
+            int gradBits, double bitOps, double total, double seconds,
+            float lossScale, bool skipped,
+            const std::vector<rt::Promotion> &promotions,
+            const std::vector<int> &siteBits, float lambda) {
+    std::string sites;
+    for (size_t i = 0; i < siteBits.size(); ++i)
+      sites += (i ? ";" : "") + std::to_string(siteBits[i]);
+    std::fprintf(stepsCsv,
+                 "%lld,%lld,%.9g,%.6g,%d,%.6g,%.6g,%.6f,%.9g,%d,%zu,%s,%.9g\n",
                  (long long)step, (long long)epoch, loss, bits, gradBits,
                  bitOps, total, seconds, lossScale, skipped ? 1 : 0,
-                 promotions.size());
+                 promotions.size(), sites.c_str(), lambda);
     json promoted = json::array();
     for (const rt::Promotion &p : promotions)
       promoted.push_back(
@@ -470,6 +508,10 @@ public:
               {"loss_scale", lossScale},
               {"skipped", skipped},
               {"promoted", promoted}};
+    if (!siteBits.empty()) {
+      j["site_bits"] = siteBits;
+      j["ldp_lambda"] = lambda;
+    }
     std::fprintf(stepsJson, "%s\n", j.dump().c_str());
   }
 
@@ -711,6 +753,62 @@ void printSchedules(const rt::Schedule &fw, const std::string &fwText,
               totalBitOps / static8, totalBitOps / fp32);
 }
 
+/// LDP runs: bits.svg, the bits of every site over the steps (a heatmap),
+/// and cost.svg, each step's BitOps relative to `staticBitOps` (a step
+/// with every site at the schedule's maximum bits).
+void writeLdpPlots(const std::string &dir, const rt::Manifest &m,
+                   int minBits, int maxBits, double staticBitOps) {
+  qtrain::run::Heatmap map{"Bits per layer (LDP)", "step", {}, {}, {},
+                           double(minBits), double(maxBits)};
+  for (const rt::SiteSpec &site : m.sites)
+    map.rows.push_back(site.name + " (" + site.op + ")");
+  map.values.resize(m.sites.size());
+  std::vector<std::pair<double, double>> cost, lambda;
+  std::ifstream steps(dir + "/steps.csv");
+  std::string line;
+  std::getline(steps, line);
+  while (std::getline(steps, line)) {
+    std::vector<std::string> fields;
+    std::stringstream in(line);
+    for (std::string f; std::getline(in, f, ',');)
+      fields.push_back(f);
+    if (fields.size() < 13 || fields[11].empty())
+      continue;
+    double step = std::atof(fields[0].c_str());
+    std::vector<double> bits;
+    std::stringstream sites(fields[11]);
+    for (std::string b; std::getline(sites, b, ';');)
+      bits.push_back(std::atof(b.c_str()));
+    if (bits.size() != m.sites.size())
+      continue;
+    map.xs.push_back(step);
+    for (size_t i = 0; i < bits.size(); ++i)
+      map.values[i].push_back(bits[i]);
+    cost.push_back({step, std::atof(fields[5].c_str()) / staticBitOps});
+    lambda.push_back({step, std::atof(fields[12].c_str())});
+  }
+  if (map.xs.empty())
+    return;
+  using qtrain::run::Chart;
+  Chart costChart{"BitOps per step relative to static " +
+                      std::to_string(maxBits) + "-bit forward",
+                  "step",
+                  "relative cost",
+                  {{"cost", "#1f77b4", cost, true}}};
+  Chart lambdaChart{"Weight of the cost term",
+                    "step",
+                    "lambda",
+                    {{"lambda", "#d62728", lambda, false}}};
+  if (!qtrain::run::writeHeatmapSvg(dir + "/bits.svg", map))
+    std::fprintf(stderr, "qtrain-run: warning: cannot write %s/bits.svg\n",
+                 dir.c_str());
+  for (auto [name, chart] : {std::pair("cost.svg", &costChart),
+                             std::pair("lambda.svg", &lambdaChart)})
+    if (!qtrain::run::writeSvg(dir + "/" + name, *chart))
+      std::fprintf(stderr, "qtrain-run: warning: cannot write %s/%s\n",
+                   dir.c_str(), name);
+}
+
 void writePlots(const std::string &dir) {
   // Re-read the logs so that a resumed run plots the whole run.
   std::vector<std::pair<double, double>> bits, gradBits, loss, smooth, acc;
@@ -781,6 +879,9 @@ makeTrainer(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
   t.weightDecay = o.weightDecay;
   t.initialLossScale = o.lossScale;
   t.promotionThreshold = o.promotionThreshold;
+  t.ldpLambda = o.ldpLambda;
+  t.ldpTargetCost = o.ldpTargetCost;
+  t.ldpLambdaRate = o.ldpLambdaRate;
   std::unique_ptr<rt::Trainer> trainer;
   if (rt::Status s = rt::Trainer::create(std::move(bundle), t, trainer);
       s.failed())
@@ -923,7 +1024,11 @@ int main(int argc, char **argv) {
   std::unique_ptr<rt::Trainer> trainer =
       makeTrainer(o, bundle, scheduleText, gradText, total);
 
-  int evalBits = o.evalBits == "max"       ? rt::scheduleMaxBits(schedule)
+  // An LDP model is evaluated at its learned bits unless asked otherwise.
+  bool learnedEval = trainer->isLearned() &&
+                     (!o.evalBitsGiven || o.evalBits == "current");
+  int evalBits = learnedEval                ? rt::kScheduleBits
+                 : o.evalBits == "max"       ? rt::scheduleMaxBits(schedule)
                  : o.evalBits == "current" ? rt::kScheduleBits
                                            : std::atoi(o.evalBits.c_str());
 
@@ -1027,8 +1132,10 @@ int main(int argc, char **argv) {
   std::printf("  schedule %s, backward %s; evaluation at %s; SGD lr %g "
               "momentum %g weight decay %g; seed %llu\n",
               scheduleText.c_str(), gradText.c_str(),
-              evalBits == rt::kScheduleBits ? "the current step's bits"
-                                            : precisionPhrase(evalBits).c_str(),
+              learnedEval ? "each layer's learned bits"
+              : evalBits == rt::kScheduleBits
+                  ? "the current step's bits"
+                  : precisionPhrase(evalBits).c_str(),
               double(o.lr), double(o.momentum), double(o.weightDecay),
               (unsigned long long)o.seed);
   if (start > 0)
@@ -1066,6 +1173,11 @@ int main(int argc, char **argv) {
         s.failed())
       die(s.message());
     writePlots(outDir);
+    if (trainer->isLearned())
+      writeLdpPlots(outDir, m, schedule.minBits, schedule.maxBits,
+                    trainer->getStaticBitOps(
+                        schedule.maxBits,
+                        trainer->getGradBits(trainer->getStep())));
   };
   for (int64_t step = start; step < total; ++step) {
     int64_t epoch = step / stepsPerEpoch, pos = step % stepsPerEpoch;
@@ -1113,9 +1225,21 @@ int main(int argc, char **argv) {
     auto &times = stepTimes[{bits, gradBits}];
     ++times.first;
     times.second += seconds;
-    logs.step(step, epoch, loss, bits, gradBits, trainer->getLastBitOps(),
+    std::vector<int> siteBits;
+    double meanBits = bits;
+    if (trainer->isLearned()) {
+      siteBits = trainer->getLastSiteBits();
+      double weighted = 0, macsSum = 0;
+      for (size_t i = 0; i < siteBits.size(); ++i) {
+        weighted += double(m.sites[i].macs) * siteBits[i];
+        macsSum += double(m.sites[i].macs);
+      }
+      meanBits = macsSum > 0 ? weighted / macsSum : 0;
+    }
+    logs.step(step, epoch, loss, meanBits, gradBits, trainer->getLastBitOps(),
               trainer->getTotalBitOps(), seconds, lossScale,
-              trainer->lastStepSkipped(), trainer->getLastPromotions());
+              trainer->lastStepSkipped(), trainer->getLastPromotions(),
+              siteBits, trainer->getLdpLambda());
     epochLoss += loss;
     ++epochSteps;
     ++rateSteps;
@@ -1127,7 +1251,9 @@ int main(int argc, char **argv) {
 
     if ((step + 1) % stepsPerEpoch == 0) {
       last = evaluate(*trainer, data.test, o, evalBits);
-      if (evalBits == rt::kScheduleBits)
+      if (learnedEval)
+        last.bits = kLearnedBits;
+      else if (evalBits == rt::kScheduleBits)
         last.bits = trainer->getBits(trainer->getStep());
       double wall =
           std::chrono::duration<double>(Clock::now() - runStart).count();
@@ -1222,8 +1348,16 @@ int main(int argc, char **argv) {
     std::printf("overflow profile: %s (%lld steps)\n",
                 o.overflowProfile.c_str(), (long long)profiledSteps);
   }
+  if (trainer->isLearned()) {
+    const std::vector<int> &bits = trainer->getLastSiteBits();
+    std::printf("learned bits per layer now:");
+    for (size_t i = 0; i < bits.size(); ++i)
+      std::printf(" %s=%d", m.sites[i].name.c_str(), bits[i]);
+    std::printf("; lambda %g\n", double(trainer->getLdpLambda()));
+  }
   std::printf("checkpoint: %s\nlogs: %s/{steps,epochs}.{csv,jsonl}; plots: "
-              "%s/{precision,loss,accuracy}.svg\n",
-              checkpointPath.c_str(), outDir.c_str(), outDir.c_str());
+              "%s/{precision,loss,accuracy%s}.svg\n",
+              checkpointPath.c_str(), outDir.c_str(), outDir.c_str(),
+              trainer->isLearned() ? ",bits,cost,lambda" : "");
   return 0;
 }

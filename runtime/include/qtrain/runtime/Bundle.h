@@ -115,6 +115,9 @@ struct StateSpec : TensorSpec {
   /// The names of its elements, when each stands for a tensor of the step
   /// (the manifest's optional "tensors"); empty otherwise.
   std::vector<std::string> tensors;
+  /// The initial values (the manifest's optional "init", numel finite
+  /// numbers, e.g. LDP's default lambda); empty: zeros.
+  std::vector<float> init;
 };
 
 /// One precompiled kernel variant of a site.
@@ -139,6 +142,11 @@ struct SiteSpec {
   int64_t macs = 0;
   /// Index j is the value the runtime writes to this site's slot.
   std::vector<VariantSpec> variants;
+  /// LDP (the manifest's optional "precision"): the name and index of the
+  /// scalar parameter p whose value gives the site's bits (ldpBits);
+  /// empty and -1 otherwise.
+  std::string precision;
+  int64_t precisionParameter = -1;
 };
 
 struct CompilerInfo {

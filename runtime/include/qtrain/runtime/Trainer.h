@@ -52,6 +52,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -84,6 +85,14 @@ struct TrainerOptions {
   /// to the high format for the rest of training (PAPERS.md section 4:
   /// 0.01). In (0, 1] promotes; above 1 never.
   double promotionThreshold = 0.01;
+  /// LDP bundles (an "ldp_lambda" state): the weight of the cost term; NaN
+  /// keeps the bundle's default (the state's "init").
+  float ldpLambda = std::numeric_limits<float>::quiet_NaN();
+  /// LDP: when positive, lambda is steered after every step so that the
+  /// step's BitOps approach this share of static max-bits BitOps:
+  /// lambda <- max(0, lambda + ldpLambdaRate * (ratio - target)).
+  double ldpTargetCost = 0;
+  double ldpLambdaRate = 1.0;
 };
 
 /// A tensor switched to its high format after a step.
@@ -102,7 +111,9 @@ constexpr int kScheduleBits = -1;
 /// Checks, before any step, that the bundle has a variant for every
 /// (bits, grad_bits) the schedules can produce: Static gives its bits;
 /// Cyclic every integer in [min, max]; both schedules combine (all pairs).
-/// Learned schedules are refused (Unsupported). On a missing variant
+/// Learned (LDP) schedules: every bits in [min, max] at every site with a
+/// learnable precision; only for bundles compiled with that schedule (and
+/// such bundles only with it). On a missing variant
 /// (MissingVariant) the message reads
 ///   schedule 'cpt:3:8' needs 3-bit forward / 8-bit backward, but site
 ///   'site1' has no such variant (it has 4/8 5/8 6/8 7/8 8/8)
@@ -117,9 +128,9 @@ Status validateSchedule(const Manifest &manifest, const Schedule &schedule,
 /// movable (the packed argument arrays point into it).
 class Trainer {
 public:
-  /// Validates `options` against the bundle (schedules parse, are not
-  /// learned, fit totalSteps and are servable), allocates and initializes
-  /// the buffers. On failure `out` is unchanged.
+  /// Validates `options` against the bundle (schedules parse, fit
+  /// totalSteps and are servable), allocates and initializes the buffers.
+  /// On failure `out` is unchanged.
   static Status create(std::shared_ptr<const Bundle> bundle,
                        const TrainerOptions &options,
                        std::unique_ptr<Trainer> &out,
@@ -155,12 +166,24 @@ public:
   /// benchmarks and tests; step() calls it itself.
   Status selectVariants(int64_t step, ErrorKind *kind = nullptr);
 
+  /// Whether the schedule is learned (LDP): each site runs at the bits of
+  /// its own parameter p, ldpBits(p, min, max), read before every step.
+  bool isLearned() const { return learned; }
+  /// LDP: each site's forward bits in the last selection (0 for a
+  /// placeholder site); -1 before the first.
+  const std::vector<int> &getLastSiteBits() const { return lastSiteBits; }
+  /// LDP: the current weight of the cost term; 0 without one.
+  float getLdpLambda() const;
+  /// BitOps of a step with every site at (bits, gradBits).
+  double getStaticBitOps(int bits, int gradBits) const;
+
   /// Steps taken so far, i.e. the index of the next step.
   int64_t getStep() const { return stepIndex; }
   /// The schedules' bits at `step` (0 = fp32).
   int getBits(int64_t step) const;
   int getGradBits(int64_t step) const;
-  /// Forward and backward bits of the last step taken; -1 before the first.
+  /// Forward and backward bits of the last step taken; -1 before the first
+  /// (forward: also -1 under a learned schedule, see getLastSiteBits()).
   int getLastBits() const { return lastBits; }
   int getLastGradBits() const { return lastGradBits; }
   /// BitOps of the last step taken: the sum over sites of
@@ -245,6 +268,8 @@ public:
 private:
   Trainer() = default;
   Status initialize(ErrorKind *kind);
+  /// selectVariants() under a learned schedule.
+  Status selectLearnedVariants(int64_t step, ErrorKind *kind);
   /// The name of promotable tensor `k` (needs a "promotion" state).
   std::string promotableName(size_t k) const;
 
@@ -306,6 +331,13 @@ private:
   std::vector<Promotion> lastPromotions;
   std::vector<float> lastOverflowRatios;
   int64_t lastPeakBytes = -1, maxPeakBytes = -1;
+  /// LDP: per site, (bits * 17 + gradBits) -> variant index or -1.
+  bool learned = false;
+  std::vector<int32_t> siteVariant;
+  std::vector<int> lastSiteBits;
+  double selectedBitOps = 0;
+  /// Index of the "ldp_lambda" state tensor, or -1.
+  int64_t lambdaState = -1;
 };
 
 } // namespace qtrain::rt
