@@ -1,16 +1,20 @@
 // RUN: qtrain-opt %s -split-input-file -verify-diagnostics --qtrain-insert-quant
-// RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=ldp" 2>&1 | FileCheck %s --check-prefix=POLICY
+// RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=fancy" 2>&1 | FileCheck %s --check-prefix=POLICY
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="schedule=cpt:3:99" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=static schedule=cpt:3:8" 2>&1 | FileCheck %s --check-prefix=STATIC
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="schedule=ldp:3:8" 2>&1 | FileCheck %s --check-prefix=LDP
+// RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=ldp schedule=cpt:3:8" 2>&1 | FileCheck %s --check-prefix=LDPCYCLIC
+// RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=ldp lambda=-1" 2>&1 | FileCheck %s --check-prefix=LAMBDA
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="grad-bits=17" 2>&1 | FileCheck %s --check-prefix=GRAD
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="full-precision-layers=3" 2>&1 | FileCheck %s --check-prefix=LAYER
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=static bits=20" 2>&1 | FileCheck %s --check-prefix=BITS
 
-// POLICY: error: qtrain-insert-quant: unknown policy 'ldp' (expected cpt, static or none)
+// POLICY: error: qtrain-insert-quant: unknown policy 'fancy' (expected cpt, static, ldp or none)
 // SCHEDULE: error: qtrain-insert-quant: invalid schedule 'cpt:3:99' at column 7: max bits '99' out of range [1, 16]
 // STATIC: error: qtrain-insert-quant: policy=static needs a static schedule, got 'cpt:3:8'
-// LDP: error: qtrain-insert-quant: a learned schedule needs policy=ldp, which is not implemented yet
+// LDP: error: qtrain-insert-quant: a learned schedule needs policy=ldp, got policy=cpt with 'ldp:3:8'
+// LDPCYCLIC: error: qtrain-insert-quant: policy=ldp needs a learned schedule (ldp:MIN:MAX), got 'cpt:3:8'
+// LAMBDA: error: qtrain-insert-quant: lambda must be finite and non-negative and ldp-init finite, got lambda=-1
 // GRAD: error: qtrain-insert-quant: grad-bits must be in [0, 16], got 17
 // BITS: error: qtrain-insert-quant: invalid schedule 'static:20' at column 8
 // LAYER: error: qtrain-insert-quant: full-precision layer 3 does not exist; @forward has 1 layers

@@ -1186,6 +1186,8 @@ int main(int argc, char **argv) {
     fillBatch(data.train, order, pos, batch, o, x.data(), labels.data());
     float loss = 0;
     float lossScale = trainer->getLossScale();
+    // The lambda this step's loss uses (a target cost moves it after).
+    float lambda = trainer->getLdpLambda();
     auto t0 = Clock::now();
     if (rt::Status s = trainer->step(x.data(), labels.data(), loss); s.failed())
       die("step " + std::to_string(step) + ": " + s.message());
@@ -1239,7 +1241,7 @@ int main(int argc, char **argv) {
     logs.step(step, epoch, loss, meanBits, gradBits, trainer->getLastBitOps(),
               trainer->getTotalBitOps(), seconds, lossScale,
               trainer->lastStepSkipped(), trainer->getLastPromotions(),
-              siteBits, trainer->getLdpLambda());
+              siteBits, lambda);
     epochLoss += loss;
     ++epochSteps;
     ++rateSteps;

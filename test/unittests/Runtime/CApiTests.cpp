@@ -388,7 +388,8 @@ TEST(CApiTest, CreateErrorsMapToStatuses) {
   options.schedule = "ldp";
   expectError(qtrain_trainer_create(bundle, &options, &trainer),
               QTRAIN_ERROR_UNSUPPORTED,
-              "ldp schedules need per-layer selection, not implemented yet");
+              "schedule 'ldp' learns the bits per layer, but this bundle has "
+              "no learnable precisions (compile it with --policy=ldp)");
   options.schedule = "cpt:3:eight";
   expectError(qtrain_trainer_create(bundle, &options, &trainer),
               QTRAIN_ERROR_INVALID_ARGUMENT, "invalid schedule 'cpt:3:eight'");
