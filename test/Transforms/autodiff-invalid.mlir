@@ -12,7 +12,7 @@ func.func @forward(%x: tensor<2x2xf32>) -> tensor<2x2xf32> { return %x : tensor<
 
 // -----
 
-// expected-error @+1 {{qtrain-autodiff: @forward must return the logits, then only state marked {qtrain.state}; result #1 is not}}
+// expected-error @+1 {{qtrain-autodiff: @forward must return the logits, then only state marked {qtrain.state} or loss terms marked {qtrain.loss_term}; result #1 is not}}
 func.func @forward(%w: tensor<2x2xf32> {qtrain.param}) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
   return %w, %w : tensor<2x2xf32>, tensor<2x2xf32>
 }
@@ -116,4 +116,11 @@ func.func @forward(%w: tensor<6xf32> {qtrain.param}, %k: tensor<3xf32> {qtrain.p
 // expected-error @+1 {{qtrain-autodiff: parameter #1 of @forward follows an input; parameters must come first}}
 func.func @forward(%x: tensor<2x2xf32>, %w: tensor<2x2xf32> {qtrain.param}) -> tensor<2x2xf32> {
   return %w : tensor<2x2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{qtrain-autodiff: loss term #1 of @forward must be a 0-d tensor of the logits' element type, got 'tensor<2xf32>'}}
+func.func @forward(%w: tensor<2x2xf32> {qtrain.param}, %t: tensor<2xf32>) -> (tensor<2x2xf32>, tensor<2xf32> {qtrain.loss_term}) {
+  return %w, %t : tensor<2x2xf32>, tensor<2xf32>
 }

@@ -308,7 +308,7 @@ func.func @range_ema_momentum(%a: tensor<8xf32>, %s: tensor<2xf32>) -> tensor<2x
 
 // -----
 
-// expected-error @+1 {{'qtrain.state' must be "ema", "loss_scale", "promotion" or "overflow", got "momentum"}}
+// expected-error @+1 {{'qtrain.state' must be "ema", "loss_scale", "promotion", "overflow" or "ldp_lambda", got "momentum"}}
 func.func @state_kind(%s: tensor<2xf32> {qtrain.state = "momentum"}) { return }
 
 // -----
@@ -539,4 +539,22 @@ func.func @fake_quant_seed_without_step(%x: tensor<8xf32>, %s: i64) -> tensor<8x
   // expected-error @+1 {{'qtrain.fake_quant' op seed and step go together}}
   %0 = "qtrain.fake_quant"(%x, %b, %s) <{granularity = #qtrain.granularity<per_tensor>, operandSegmentSizes = array<i32: 1, 1, 0, 0, 1, 0>, role = #qtrain<role error>, rounding = #qtrain<rounding stochastic>, stream = 0 : i64}> : (tensor<8xf32>, i32, i64) -> tensor<8xf32>
   return %0 : tensor<8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'qtrain.precision' must be a non-negative i64 (the layer), got -1 : i64}}
+func.func @precision_site(%p: tensor<f32> {qtrain.param, qtrain.precision = -1 : i64}) { return }
+
+// -----
+
+// expected-error @+1 {{'qtrain.loss_term' must be a unit attribute}}
+func.func @loss_term(%x: tensor<f32>) -> (tensor<f32> {qtrain.loss_term = 1 : i64}) { return %x : tensor<f32> }
+
+// -----
+
+func.func @learned_bits_bounds(%p: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'qtrain.learned_bits' op needs 1 <= min <= max <= 16, got 8 to 3}}
+  %b = qtrain.learned_bits %p range 8 to 3 : tensor<f32>
+  return %b : tensor<f32>
 }

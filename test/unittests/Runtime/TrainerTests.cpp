@@ -253,15 +253,57 @@ TEST(TrainerScheduleTest, RefusesFp32WithQuantizedGradients) {
 }
 
 TEST(TrainerScheduleTest, RefusesLearnedSchedules) {
+  // The toy bundle has no learnable precisions (it is not LDP).
   EXPECT_EQ(
       createError(openToy(), options("ldp:3:8", 640), ErrorKind::Unsupported),
-      "schedule 'ldp:3:8': ldp schedules need per-layer selection, not "
-      "implemented yet");
+      "schedule 'ldp:3:8' learns the bits per layer, but this bundle has no "
+      "learnable precisions (compile it with --policy=ldp)");
   TrainerOptions o = options("cpt:3:8", 640);
   o.gradSchedule = "ldp";
   EXPECT_EQ(createError(openToy(), o, ErrorKind::Unsupported),
-            "grad schedule 'ldp': ldp schedules need per-layer selection, not "
-            "implemented yet");
+            "grad schedule 'ldp': backward precisions are not learned (LDP "
+            "learns the forward bits per layer)");
+}
+
+TEST(TrainerScheduleTest, ValidatesLearnedSchedules) {
+  // An LDP manifest: the site's bits come from parameter 0.
+  Manifest m;
+  m.schedule = "ldp:3:8";
+  SiteSpec site;
+  site.name = "conv";
+  site.macs = 10;
+  site.precision = "ldp_site0";
+  site.precisionParameter = 0;
+  for (int bits = 4; bits <= 8; ++bits)
+    site.variants.push_back({bits, 8, "v" + std::to_string(bits)});
+  m.sites.push_back(site);
+  Schedule ldp;
+  ASSERT_TRUE(parseSchedule("ldp:3:8", ldp).isOk());
+  ErrorKind kind;
+  Status s = validateSchedule(m, ldp, "ldp:3:8", Schedule::staticBits(8),
+                              "static:8", &kind);
+  EXPECT_EQ(kind, ErrorKind::MissingVariant);
+  EXPECT_EQ(s.message(), "schedule 'ldp:3:8' needs 3-bit forward / 8-bit "
+                         "backward, but site 'conv' has no such variant (it "
+                         "has 4/8 5/8 6/8 7/8 8/8)");
+  m.sites[0].variants.push_back({3, 8, "v3"});
+  EXPECT_TRUE(validateSchedule(m, ldp, "ldp:3:8", Schedule::staticBits(8),
+                               "static:8", &kind)
+                  .isOk());
+  // Other bounds than the compiled ones, and a cyclic schedule, are refused.
+  Schedule other;
+  ASSERT_TRUE(parseSchedule("ldp:4:8", other).isOk());
+  s = validateSchedule(m, other, "ldp:4:8", Schedule::staticBits(8),
+                       "static:8", &kind);
+  EXPECT_EQ(kind, ErrorKind::InvalidArgument);
+  EXPECT_EQ(s.message(), "schedule 'ldp:4:8': the bundle's steps map p to "
+                         "bits with 'ldp:3:8'; use that schedule");
+  s = validateSchedule(m, Schedule::cpt(3, 8), "cpt:3:8",
+                       Schedule::staticBits(8), "static:8", &kind);
+  EXPECT_EQ(kind, ErrorKind::InvalidArgument);
+  EXPECT_EQ(s.message(), "schedule 'cpt:3:8': this bundle learns its "
+                         "precisions per layer (LDP) and is served by its "
+                         "schedule 'ldp:3:8' only");
 }
 
 TEST(TrainerScheduleTest, ValidateScheduleDirectly) {
