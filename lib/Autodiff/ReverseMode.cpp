@@ -132,9 +132,8 @@ static LearnedBitsOp learnedBitsOf(Value bits) {
 ///   d s / d b     = -s * 2^b ln 2 / (2^b - 1)
 /// so dL/db = -(2^b ln 2 / (2^b - 1)) * sum(dL/dx_hat * (x_hat - x)), the
 /// same for every channel of a per-channel quantizer. Returns a 0-d tensor.
-static Value bitsGradient(ReverseMode &rm, OpBuilder &b, Location loc,
-                          Value x, Value quantized, Value adjoint,
-                          Value bits) {
+static Value bitsGradient(ReverseMode &rm, OpBuilder &b, Location loc, Value x,
+                          Value quantized, Value adjoint, Value bits) {
   MLIRContext *ctx = b.getContext();
   auto type = cast<RankedTensorType>(x.getType());
   Type f32 = type.getElementType();
@@ -143,8 +142,7 @@ static Value bitsGradient(ReverseMode &rm, OpBuilder &b, Location loc,
   auto id = AffineMap::getMultiDimIdentityMap(rank, ctx);
   auto toScalar = AffineMap::get(rank, 0, ctx);
   Value zero = rm.zeros(loc, scalarType);
-  SmallVector<utils::IteratorType> reduce(rank,
-                                          utils::IteratorType::reduction);
+  SmallVector<utils::IteratorType> reduce(rank, utils::IteratorType::reduction);
   Value dot =
       linalg::GenericOp::create(
           b, loc, TypeRange{scalarType}, ValueRange{adjoint, quantized, x},
@@ -152,9 +150,8 @@ static Value bitsGradient(ReverseMode &rm, OpBuilder &b, Location loc,
           [&](OpBuilder &nb, Location nl, ValueRange a) {
             Value error = arith::SubFOp::create(nb, nl, a[1], a[2]);
             Value term = arith::MulFOp::create(nb, nl, a[0], error);
-            linalg::YieldOp::create(nb, nl,
-                                    arith::AddFOp::create(nb, nl, a[3], term)
-                                        .getResult());
+            linalg::YieldOp::create(
+                nb, nl, arith::AddFOp::create(nb, nl, a[3], term).getResult());
           })
           .getResult(0);
   auto scalar = AffineMap::get(0, 0, ctx);
@@ -165,8 +162,8 @@ static Value bitsGradient(ReverseMode &rm, OpBuilder &b, Location loc,
              ArrayRef<utils::IteratorType>{},
              [&](OpBuilder &nb, Location nl, ValueRange a) {
                Value levels = math::Exp2Op::create(nb, nl, a[1]);
-               Value one = arith::ConstantOp::create(
-                   nb, nl, nb.getFloatAttr(f32, 1.0));
+               Value one =
+                   arith::ConstantOp::create(nb, nl, nb.getFloatAttr(f32, 1.0));
                Value ln2 = arith::ConstantOp::create(
                    nb, nl, nb.getFloatAttr(f32, M_LN2));
                Value steps = arith::SubFOp::create(nb, nl, levels, one);
@@ -199,9 +196,8 @@ LogicalResult ReverseMode::differentiate(Operation *op) {
     Value dBits = getAdjoint(learned.getResult());
     auto type = cast<RankedTensorType>(dBits.getType());
     auto scalar = AffineMap::get(0, 0, ctx);
-    Value init = tensor::EmptyOp::create(builder, op->getLoc(),
-                                         ArrayRef<int64_t>{},
-                                         type.getElementType());
+    Value init = tensor::EmptyOp::create(
+        builder, op->getLoc(), ArrayRef<int64_t>{}, type.getElementType());
     float span = float(learned.getMaxBits() - learned.getMinBits());
     Value dP =
         linalg::GenericOp::create(
@@ -212,8 +208,8 @@ LogicalResult ReverseMode::differentiate(Operation *op) {
               Value factor = arith::ConstantOp::create(
                   nb, nl, nb.getFloatAttr(type.getElementType(), span));
               linalg::YieldOp::create(
-                  nb, nl, arith::MulFOp::create(nb, nl, factor, a[0])
-                              .getResult());
+                  nb, nl,
+                  arith::MulFOp::create(nb, nl, factor, a[0]).getResult());
             })
             .getResult(0);
     accumulate(learned.getPrecision(), dP);

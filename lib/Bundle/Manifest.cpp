@@ -97,7 +97,8 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
     if (train.getArgAttr(i, kParamAttrName)) {
       TensorInfo param =
           tensorInfo(type, "param" + std::to_string(info.parameters.size()));
-      if (auto site = train.getArgAttrOfType<IntegerAttr>(i, kPrecisionAttrName)) {
+      if (auto site =
+              train.getArgAttrOfType<IntegerAttr>(i, kPrecisionAttrName)) {
         param.name = "ldp_site" + std::to_string(site.getInt());
         precisionOf[site.getInt()] = param.name;
       }
@@ -191,12 +192,11 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
   }
   if (!precisionOf.empty() &&
       (precisionOf.rbegin()->first >= int64_t(info.sites.size()) ||
-       llvm::any_of(info.sites,
-                    [](const SiteInfo &s) {
-                      // Layers kept in full precision leave placeholder
-                      // sites that nothing reads.
-                      return s.precision.empty() && s.op != "unknown";
-                    })))
+       llvm::any_of(info.sites, [](const SiteInfo &s) {
+         // Layers kept in full precision leave placeholder
+         // sites that nothing reads.
+         return s.precision.empty() && s.op != "unknown";
+       })))
     return train.emitError("qtrain-compile: every kernel site of an LDP step "
                            "needs its own learnable precision, and every "
                            "precision parameter a site");

@@ -172,12 +172,12 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp forwardFn,
     auto termType = cast<RankedTensorType>(term.getType());
     Value value = tensor::ExtractOp::create(b, loc, term, ValueRange{});
     loss = arith::AddFOp::create(b, loc, loss, value);
-    Value seed = lossScale ? lossScale
-                           : arith::ConstantOp::create(
-                                 b, loc, b.getFloatAttr(scalar, 1.0))
-                                 .getResult();
-    rm.accumulate(term,
-                  tensor::FromElementsOp::create(b, loc, termType, seed));
+    Value seed =
+        lossScale
+            ? lossScale
+            : arith::ConstantOp::create(b, loc, b.getFloatAttr(scalar, 1.0))
+                  .getResult();
+    rm.accumulate(term, tensor::FromElementsOp::create(b, loc, termType, seed));
   }
   if (failed(rm.run(forwardOps)))
     return failure();
@@ -266,7 +266,8 @@ static LogicalResult verifyForward(func::FuncOp fn, LossKind lossKind) {
     if (fn.getResultAttr(i, kLossTermAttrName)) {
       auto type = dyn_cast<RankedTensorType>(fn.getResultTypes()[i]);
       if (!type || type.getRank() != 0 ||
-          type.getElementType() != cast<ShapedType>(fn.getResultTypes()[0]).getElementType())
+          type.getElementType() !=
+              cast<ShapedType>(fn.getResultTypes()[0]).getElementType())
         return fn.emitError("qtrain-autodiff: loss term #")
                << i << " of @" << fn.getSymName()
                << " must be a 0-d tensor of the logits' element type, got "

@@ -154,8 +154,7 @@ static void addCostTerm(func::FuncOp fn, ArrayRef<Layer> layers,
       ctx, {NamedAttribute(StringAttr::get(ctx, kStateAttrName),
                            StringAttr::get(ctx, "ldp_lambda")),
             NamedAttribute(StringAttr::get(ctx, kInitAttrName),
-                           DenseElementsAttr::get(lambdaType,
-                                                  float(lambda)))});
+                           DenseElementsAttr::get(lambdaType, float(lambda)))});
   unsigned argIndex = fn.getNumArguments();
   (void)fn.insertArgument(argIndex, lambdaType, stateAttrs, loc);
   Value lambdaArg = fn.getArgument(argIndex);
@@ -185,8 +184,8 @@ static void addCostTerm(func::FuncOp fn, ArrayRef<Layer> layers,
               nb.getF32FloatAttr(float(double(l.macs) / (total * 1024.0))));
           Value square = arith::MulFOp::create(nb, nl, args[i], args[i]);
           Value term = arith::MulFOp::create(nb, nl, weight, square);
-          sum = sum ? arith::AddFOp::create(nb, nl, sum, term).getResult()
-                    : term;
+          sum =
+              sum ? arith::AddFOp::create(nb, nl, sum, term).getResult() : term;
         }
         Value weighted =
             arith::MulFOp::create(nb, nl, args[layers.size()], sum);
@@ -201,9 +200,9 @@ static void addCostTerm(func::FuncOp fn, ArrayRef<Layer> layers,
   returnOp.getOperandsMutable().append(lambdaArg);
   (void)fn.insertResult(
       resultIndex + 1, scalarType,
-      DictionaryAttr::get(ctx, {NamedAttribute(StringAttr::get(ctx,
-                                                               kLossTermAttrName),
-                                               UnitAttr::get(ctx))}));
+      DictionaryAttr::get(
+          ctx, {NamedAttribute(StringAttr::get(ctx, kLossTermAttrName),
+                               UnitAttr::get(ctx))}));
   returnOp.getOperandsMutable().append(cost.getResult(0));
 }
 
@@ -242,10 +241,11 @@ void InsertQuantPass::runOnOperation() {
     return signalPassFailure();
   }
   std::string text =
-      !schedule.empty()  ? std::string(schedule)
-      : policy == "cpt"  ? std::string("cpt:3:8")
-      : policy == "ldp"  ? std::string("ldp:3:8")
-                         : "static:" + std::to_string(static_cast<unsigned>(bits));
+      !schedule.empty() ? std::string(schedule)
+      : policy == "cpt" ? std::string("cpt:3:8")
+      : policy == "ldp"
+          ? std::string("ldp:3:8")
+          : "static:" + std::to_string(static_cast<unsigned>(bits));
   rt::Schedule parsed;
   if (rt::Status status = rt::parseSchedule(text, parsed); status.failed()) {
     module.emitError("qtrain-insert-quant: ") << status.message();
@@ -267,8 +267,8 @@ void InsertQuantPass::runOnOperation() {
         << text << "'";
     return signalPassFailure();
   }
-  if (learned && (!std::isfinite(lambda) || lambda < 0.0 ||
-                  !std::isfinite(ldpInit))) {
+  if (learned &&
+      (!std::isfinite(lambda) || lambda < 0.0 || !std::isfinite(ldpInit))) {
     module.emitError("qtrain-insert-quant: lambda must be finite and "
                      "non-negative and ldp-init finite, got lambda=")
         << lambda << " ldp-init=" << ldpInit;
@@ -328,8 +328,8 @@ void InsertQuantPass::runOnOperation() {
           def && def->getBlock() == b.getInsertionBlock() &&
           !def->isBeforeInBlock(&*b.getInsertionPoint()))
         b.setInsertionPointAfter(def);
-      q = FakeQuantOp::create(b, v.getLoc(), v.getType(), v, layerBits,
-                              Value(), Value(), Value(), Value(),
+      q = FakeQuantOp::create(b, v.getLoc(), v.getType(), v, layerBits, Value(),
+                              Value(), Value(), Value(),
                               RoleAttr::get(ctx, role), nearest, gran,
                               b.getI64IntegerAttr(0));
       if (role == Role::Activation) {
@@ -363,12 +363,13 @@ void InsertQuantPass::runOnOperation() {
   auto addPrecision = [&](int64_t index, linalg::LinalgOp layer) {
     MLIRContext *c = ctx;
     auto attrs = DictionaryAttr::get(
-        c, {NamedAttribute(StringAttr::get(c, kParamAttrName), UnitAttr::get(c)),
-            NamedAttribute(StringAttr::get(c, kPrecisionAttrName),
-                           IntegerAttr::get(IntegerType::get(c, 64), index)),
-            NamedAttribute(StringAttr::get(c, kInitAttrName),
-                           DenseElementsAttr::get(scalarType,
-                                                  float(double(ldpInit))))});
+        c,
+        {NamedAttribute(StringAttr::get(c, kParamAttrName), UnitAttr::get(c)),
+         NamedAttribute(StringAttr::get(c, kPrecisionAttrName),
+                        IntegerAttr::get(IntegerType::get(c, 64), index)),
+         NamedAttribute(
+             StringAttr::get(c, kInitAttrName),
+             DenseElementsAttr::get(scalarType, float(double(ldpInit))))});
     (void)fn.insertArgument(numParams, scalarType, attrs, layer.getLoc());
     Value p = fn.getArgument(numParams++);
     OpBuilder b = OpBuilder::atBlockBegin(&fn.getBody().front());

@@ -634,9 +634,9 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
     double ratio = lastBitOps / getStaticBitOps(schedule.maxBits, lastGradBits);
     float &lambda =
         buffers[current][2 * numParameters + size_t(lambdaState)].data[0];
-    lambda = float(std::max(
-        0.0, double(lambda) +
-                 options.ldpLambdaRate * (ratio - options.ldpTargetCost)));
+    lambda = float(
+        std::max(0.0, double(lambda) + options.ldpLambdaRate *
+                                           (ratio - options.ldpTargetCost)));
   }
   return succeed(kind);
 }

@@ -96,8 +96,8 @@ Frozen freeze(const std::vector<float> &x, int64_t rows, int bits) {
       v = std::fmin(std::fmax(v, 0.0f), grid.levels);
       float q = std::nearbyint(v);
       // x^ = q s + mn = x + s (q - (x - mn) / s): r in exact arithmetic.
-      double exact = (double(x[size_t(i)]) - double(grid.min)) /
-                     double(grid.scale);
+      double exact =
+          (double(x[size_t(i)]) - double(grid.min)) / double(grid.scale);
       f.r[size_t(i)] = double(q) - exact;
     }
   }
@@ -182,7 +182,8 @@ int main(int argc, char **argv) {
     fail("the runtime selected other bits than ldpBits(p)");
   double compiled[2];
   for (int l = 0; l < 2; ++l)
-    compiled[l] = double(p[l]) - double(trainer->getParameterData(pIndex[l])[0]);
+    compiled[l] =
+        double(p[l]) - double(trainer->getParameterData(pIndex[l])[0]);
 
   // The reference, frozen at the step's point.
   std::vector<float> w1(buffers[0]), b1(buffers[1]), w2(buffers[2]),
@@ -237,8 +238,8 @@ int main(int argc, char **argv) {
         e += std::exp(v - mx);
       total += std::log(e) + mx - z[size_t(labels[size_t(n)])];
     }
-    double cost = (macs0 * c0 * c0 + macs1 * c1 * c1) /
-                  ((macs0 + macs1) * 1024.0);
+    double cost =
+        (macs0 * c0 * c0 + macs1 * c1 * c1) / ((macs0 + macs1) * 1024.0);
     return total / double(B) + double(lambda) * cost;
   };
 
@@ -255,8 +256,7 @@ int main(int argc, char **argv) {
     up[l] += eps;
     down[l] -= eps;
     double fd = (lossAt(up[0], up[1]) - lossAt(down[0], down[1])) / (2 * eps);
-    double rel = std::fabs(fd - compiled[l]) /
-                 std::fmax(std::fabs(fd), 1e-6);
+    double rel = std::fabs(fd - compiled[l]) / std::fmax(std::fabs(fd), 1e-6);
     std::printf("site%d (%d bits): dL/dp compiled %.7g, finite differences "
                 "%.7g, relative difference %.2e\n",
                 l, bits[l], compiled[l], fd, rel);

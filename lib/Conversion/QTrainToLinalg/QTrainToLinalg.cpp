@@ -649,8 +649,8 @@ struct LearnedBitsLowering : OpRewritePattern<LearnedBitsOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Scalar s{rewriter, loc};
-    Value p =
-        tensor::ExtractOp::create(rewriter, loc, op.getPrecision(), ValueRange{});
+    Value p = tensor::ExtractOp::create(rewriter, loc, op.getPrecision(),
+                                        ValueRange{});
     float lo = float(op.getMinBits()), hi = float(op.getMaxBits());
     Value scaled = arith::MulFOp::create(rewriter, loc, p, s.f32(hi - lo));
     Value value = arith::AddFOp::create(rewriter, loc, scaled, s.f32(lo));

@@ -167,9 +167,9 @@ bool qtrain::run::writeHeatmapSvg(const std::string &path, const Heatmap &map) {
   };
   // Light yellow (lo) to dark blue (hi).
   auto color = [&](double v) {
-    double t = map.hi > map.lo ? std::clamp((v - map.lo) / (map.hi - map.lo),
-                                            0.0, 1.0)
-                               : 1.0;
+    double t = map.hi > map.lo
+                   ? std::clamp((v - map.lo) / (map.hi - map.lo), 0.0, 1.0)
+                   : 1.0;
     int r = int(255 + t * (8 - 255)), g = int(247 + t * (48 - 247)),
         b = int(188 + t * (107 - 188));
     char buf[16];
@@ -215,8 +215,8 @@ bool qtrain::run::writeHeatmapSvg(const std::string &path, const Heatmap &map) {
     o << "<rect x=\"" << legendX << "\" y=\"" << legendY
       << "\" width=\"14\" height=\"14\" fill=\"" << color(v)
       << "\" stroke=\"#333\" stroke-width=\"0.5\"/>\n"
-      << "<text x=\"" << legendX + 20 << "\" y=\"" << legendY + 11 << "\">"
-      << v << "</text>\n";
+      << "<text x=\"" << legendX + 20 << "\" y=\"" << legendY + 11 << "\">" << v
+      << "</text>\n";
     legendY += 18;
   }
   o << "</svg>\n";

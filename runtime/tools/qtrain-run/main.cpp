@@ -248,8 +248,7 @@ Options parseOptions(int argc, char **argv) {
     else if (flag == "--eval-bits") {
       o.evalBits = need();
       o.evalBitsGiven = true;
-    }
-    else if (flag == "--out")
+    } else if (flag == "--out")
       o.out = need();
     else if (flag == "--checkpoint-every")
       o.checkpointEvery = parseInt(flag, need(), 0, kMax);
@@ -480,10 +479,9 @@ public:
   /// LDP steps (non-empty `siteBits`, each site's bits) log the MACs-
   /// weighted mean of the sites' bits as `bits`, the bits of every site
   /// (';'-separated in the CSV) and the cost term's lambda.
-  void step(int64_t step, int64_t epoch, float loss, double bits,
-            int gradBits, double bitOps, double total, double seconds,
-            float lossScale, bool skipped,
-            const std::vector<rt::Promotion> &promotions,
+  void step(int64_t step, int64_t epoch, float loss, double bits, int gradBits,
+            double bitOps, double total, double seconds, float lossScale,
+            bool skipped, const std::vector<rt::Promotion> &promotions,
             const std::vector<int> &siteBits, float lambda) {
     std::string sites;
     for (size_t i = 0; i < siteBits.size(); ++i)
@@ -756,10 +754,10 @@ void printSchedules(const rt::Schedule &fw, const std::string &fwText,
 /// LDP runs: bits.svg, the bits of every site over the steps (a heatmap),
 /// and cost.svg, each step's BitOps relative to `staticBitOps` (a step
 /// with every site at the schedule's maximum bits).
-void writeLdpPlots(const std::string &dir, const rt::Manifest &m,
-                   int minBits, int maxBits, double staticBitOps) {
-  qtrain::run::Heatmap map{"Bits per layer (LDP)", "step", {}, {}, {},
-                           double(minBits), double(maxBits)};
+void writeLdpPlots(const std::string &dir, const rt::Manifest &m, int minBits,
+                   int maxBits, double staticBitOps) {
+  qtrain::run::Heatmap map{"Bits per layer (LDP)", "step",         {}, {}, {},
+                           double(minBits),        double(maxBits)};
   for (const rt::SiteSpec &site : m.sites)
     map.rows.push_back(site.name + " (" + site.op + ")");
   map.values.resize(m.sites.size());
@@ -1025,10 +1023,10 @@ int main(int argc, char **argv) {
       makeTrainer(o, bundle, scheduleText, gradText, total);
 
   // An LDP model is evaluated at its learned bits unless asked otherwise.
-  bool learnedEval = trainer->isLearned() &&
-                     (!o.evalBitsGiven || o.evalBits == "current");
-  int evalBits = learnedEval                ? rt::kScheduleBits
-                 : o.evalBits == "max"       ? rt::scheduleMaxBits(schedule)
+  bool learnedEval =
+      trainer->isLearned() && (!o.evalBitsGiven || o.evalBits == "current");
+  int evalBits = learnedEval               ? rt::kScheduleBits
+                 : o.evalBits == "max"     ? rt::scheduleMaxBits(schedule)
                  : o.evalBits == "current" ? rt::kScheduleBits
                                            : std::atoi(o.evalBits.c_str());
 
@@ -1174,10 +1172,10 @@ int main(int argc, char **argv) {
       die(s.message());
     writePlots(outDir);
     if (trainer->isLearned())
-      writeLdpPlots(outDir, m, schedule.minBits, schedule.maxBits,
-                    trainer->getStaticBitOps(
-                        schedule.maxBits,
-                        trainer->getGradBits(trainer->getStep())));
+      writeLdpPlots(
+          outDir, m, schedule.minBits, schedule.maxBits,
+          trainer->getStaticBitOps(schedule.maxBits,
+                                   trainer->getGradBits(trainer->getStep())));
   };
   for (int64_t step = start; step < total; ++step) {
     int64_t epoch = step / stepsPerEpoch, pos = step % stepsPerEpoch;

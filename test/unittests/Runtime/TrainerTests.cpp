@@ -293,8 +293,8 @@ TEST(TrainerScheduleTest, ValidatesLearnedSchedules) {
   // Other bounds than the compiled ones, and a cyclic schedule, are refused.
   Schedule other;
   ASSERT_TRUE(parseSchedule("ldp:4:8", other).isOk());
-  s = validateSchedule(m, other, "ldp:4:8", Schedule::staticBits(8),
-                       "static:8", &kind);
+  s = validateSchedule(m, other, "ldp:4:8", Schedule::staticBits(8), "static:8",
+                       &kind);
   EXPECT_EQ(kind, ErrorKind::InvalidArgument);
   EXPECT_EQ(s.message(), "schedule 'ldp:4:8': the bundle's steps map p to "
                          "bits with 'ldp:3:8'; use that schedule");
