@@ -365,34 +365,38 @@ Status Trainer::initialize(ErrorKind *kind) {
       for (std::vector<Buffer> &set : buffers)
         std::copy(m.state[i].init.begin(), m.state[i].init.end(),
                   set[2 * numParameters + i].data);
-  for (size_t i = 0; i < numState; ++i)
-    if (m.state[i].kind == "ldp_lambda") {
+  // Scalar state the runtime owns: finds it, checks its size and, unless
+  // `value` is NaN, starts it there in both sets.
+  auto scalarState = [&](const char *stateKind, const char *what, float value,
+                         int64_t &index) {
+    for (size_t i = 0; i < numState; ++i) {
+      if (m.state[i].kind != stateKind)
+        continue;
       if (m.state[i].numel != 1)
         return failWith(kind, ErrorKind::InvalidArgument,
-                        "state '" + m.state[i].name +
-                            "': LDP's lambda has one element, not " +
+                        "state '" + m.state[i].name + "': " + what +
+                            " has one element, not " +
                             std::to_string(m.state[i].numel));
-      lambdaState = int64_t(i);
-      if (!std::isnan(options.ldpLambda))
+      index = int64_t(i);
+      if (!std::isnan(value))
         for (std::vector<Buffer> &set : buffers)
-          set[2 * numParameters + i].data[0] = options.ldpLambda;
+          set[2 * numParameters + i].data[0] = value;
     }
+    return Status::success();
+  };
+  if (Status s = scalarState("ldp_lambda", "LDP's lambda", options.ldpLambda,
+                             lambdaState);
+      s.failed())
+    return s;
   if ((options.ldpTargetCost > 0 || !std::isnan(options.ldpLambda)) &&
       lambdaState < 0)
     return failWith(kind, ErrorKind::InvalidArgument,
                     "--ldp-lambda and --ldp-target-cost need an LDP bundle "
                     "(an \"ldp_lambda\" state; compile with --policy=ldp)");
-  for (size_t i = 0; i < numState; ++i)
-    if (m.state[i].kind == "loss_scale") {
-      if (m.state[i].numel != 1)
-        return failWith(kind, ErrorKind::InvalidArgument,
-                        "state '" + m.state[i].name +
-                            "': a loss scale has one element, not " +
-                            std::to_string(m.state[i].numel));
-      lossScaleState = int64_t(i);
-      for (std::vector<Buffer> &set : buffers)
-        set[2 * numParameters + i].data[0] = options.initialLossScale;
-    }
+  if (Status s = scalarState("loss_scale", "a loss scale",
+                             options.initialLossScale, lossScaleState);
+      s.failed())
+    return s;
 
   // Parameter init into the current set (momentum and other state stay
   // zero).
@@ -654,14 +658,7 @@ Status Trainer::eval(const float *x, float *logits, int bits, ErrorKind *kind) {
     if (Status s = selectLearnedVariants(stepIndex, kind); s.failed())
       return s;
     std::memcpy(evalSlots.data(), slots.data(), numSites * sizeof(int32_t));
-    evalBitsArg = schedule.maxBits;
-    evalGradBitsArg = gradBitsArg;
-    evalStepArg = int32_t(stepIndex);
-    std::vector<void *> &args = evalArgs[current];
-    args[evalInputIndex] = const_cast<float *>(x);
-    args[evalLogitsIndex] = logits;
-    bundle->getEvalStep()(args.data());
-    return succeed(kind);
+    return runEval(x, logits, schedule.maxBits, gradBitsArg, kind);
   }
   if (bits == kScheduleBits)
     bits = scheduleBits(schedule, stepIndex, options.totalSteps);
@@ -692,10 +689,14 @@ Status Trainer::eval(const float *x, float *logits, int bits, ErrorKind *kind) {
       evalSlots[i] = index;
     }
   }
+  return runEval(x, logits, bits, gradBits, kind);
+}
+
+Status Trainer::runEval(const float *x, float *logits, int bits, int gradBits,
+                        ErrorKind *kind) {
   evalBitsArg = bits;
   evalGradBitsArg = gradBits;
   evalStepArg = int32_t(stepIndex);
-
   std::vector<void *> &args = evalArgs[current];
   args[evalInputIndex] = const_cast<float *>(x);
   args[evalLogitsIndex] = logits;

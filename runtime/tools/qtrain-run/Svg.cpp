@@ -62,6 +62,25 @@ std::string escape(const std::string &text) {
   return out;
 }
 
+/// The opening of every plot: the canvas, a white background, the title.
+void writeHeader(std::ostringstream &o, const std::string &title) {
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth
+    << "\" height=\"" << kHeight << "\" font-family=\"sans-serif\" "
+    << "font-size=\"12\">\n"
+    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    << "<text x=\"" << kWidth / 2 << "\" y=\"22\" text-anchor=\"middle\" "
+    << "font-size=\"15\">" << escape(title) << "</text>\n";
+}
+
+/// Closes the plot and writes it to `path`.
+bool writeFile(const std::string &path, std::ostringstream &o) {
+  o << "</svg>\n";
+  std::ofstream file(path);
+  file << o.str();
+  file.close();
+  return bool(file);
+}
+
 } // namespace
 
 bool qtrain::run::writeSvg(const std::string &path, const Chart &chart) {
@@ -100,12 +119,7 @@ bool qtrain::run::writeSvg(const std::string &path, const Chart &chart) {
   };
 
   std::ostringstream o;
-  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth
-    << "\" height=\"" << kHeight << "\" font-family=\"sans-serif\" "
-    << "font-size=\"12\">\n"
-    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    << "<text x=\"" << kWidth / 2 << "\" y=\"22\" text-anchor=\"middle\" "
-    << "font-size=\"15\">" << escape(chart.title) << "</text>\n";
+  writeHeader(o, chart.title);
   for (double t : ticks(xMin, xMax))
     o << "<line x1=\"" << px(t) << "\" y1=\"" << kTop << "\" x2=\"" << px(t)
       << "\" y2=\"" << kTop + plotH << "\" stroke=\"#eee\"/>\n"
@@ -149,11 +163,7 @@ bool qtrain::run::writeSvg(const std::string &path, const Chart &chart) {
       legendY += 16;
     }
   }
-  o << "</svg>\n";
-  std::ofstream file(path);
-  file << o.str();
-  file.close();
-  return bool(file);
+  return writeFile(path, o);
 }
 
 bool qtrain::run::writeHeatmapSvg(const std::string &path, const Heatmap &map) {
@@ -177,12 +187,7 @@ bool qtrain::run::writeHeatmapSvg(const std::string &path, const Heatmap &map) {
     return std::string(buf);
   };
   std::ostringstream o;
-  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth
-    << "\" height=\"" << kHeight << "\" font-family=\"sans-serif\" "
-    << "font-size=\"12\">\n"
-    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    << "<text x=\"" << kWidth / 2 << "\" y=\"22\" text-anchor=\"middle\" "
-    << "font-size=\"15\">" << escape(map.title) << "</text>\n";
+  writeHeader(o, map.title);
   // Runs of equal values in a row become one rectangle.
   for (size_t r = 0; r < rows; ++r) {
     const std::vector<double> &row = map.values[r];
@@ -219,9 +224,5 @@ bool qtrain::run::writeHeatmapSvg(const std::string &path, const Heatmap &map) {
       << "</text>\n";
     legendY += 18;
   }
-  o << "</svg>\n";
-  std::ofstream file(path);
-  file << o.str();
-  file.close();
-  return bool(file);
+  return writeFile(path, o);
 }

@@ -270,6 +270,9 @@ private:
   Status initialize(ErrorKind *kind);
   /// selectVariants() under a learned schedule.
   Status selectLearnedVariants(int64_t step, ErrorKind *kind);
+  /// Runs the eval step with evalSlots as selected and these controls.
+  Status runEval(const float *x, float *logits, int bits, int gradBits,
+                 ErrorKind *kind);
   /// The name of promotable tensor `k` (needs a "promotion" state).
   std::string promotableName(size_t k) const;
 
