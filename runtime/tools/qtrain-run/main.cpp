@@ -1014,6 +1014,15 @@ int main(int argc, char **argv) {
                                             gradSchedule, gradText);
         s.failed())
       die(s.message());
+    if (schedule.kind == rt::ScheduleKind::Learned) {
+      std::printf("schedule %s, backward %s, %lld steps (%lld per epoch): "
+                  "each layer's bits are learned during training (LDP), "
+                  "from %d to %d; the run logs them per step\n",
+                  scheduleText.c_str(), gradText.c_str(), (long long)total,
+                  (long long)stepsPerEpoch, schedule.minBits,
+                  schedule.maxBits);
+      return 0;
+    }
     printSchedules(schedule, scheduleText, gradSchedule, gradText, total,
                    stepsPerEpoch, m);
     return 0;
