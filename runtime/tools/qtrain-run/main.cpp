@@ -677,22 +677,32 @@ private:
 json runConfig(const Options &o, const rt::Manifest &m, const Data &d,
                const std::string &schedule, const std::string &gradSchedule,
                int64_t totalSteps) {
-  return {{"bundle_library", m.library},
-          {"bundle_batch", m.batch},
-          {"parameters", m.parameters.size()},
-          {"data_dir", d.dir},
-          {"train_samples", d.train.count},
-          {"mean", o.mean},
-          {"std", o.std},
-          {"epochs", o.epochs},
-          {"total_steps", totalSteps},
-          {"seed", o.seed},
-          {"lr", o.lr},
-          {"momentum", o.momentum},
-          {"weight_decay", o.weightDecay},
-          {"promotion_threshold", o.promotionThreshold},
-          {"schedule", schedule},
-          {"grad_schedule", gradSchedule}};
+  json config = {{"bundle_library", m.library},
+                 {"bundle_batch", m.batch},
+                 {"parameters", m.parameters.size()},
+                 {"data_dir", d.dir},
+                 {"train_samples", d.train.count},
+                 {"mean", o.mean},
+                 {"std", o.std},
+                 {"epochs", o.epochs},
+                 {"total_steps", totalSteps},
+                 {"seed", o.seed},
+                 {"lr", o.lr},
+                 {"momentum", o.momentum},
+                 {"weight_decay", o.weightDecay},
+                 {"promotion_threshold", o.promotionThreshold},
+                 {"schedule", schedule},
+                 {"grad_schedule", gradSchedule}};
+  // LDP runs: how lambda is set (a resumed run must set it the same way).
+  if (std::any_of(m.sites.begin(), m.sites.end(), [](const rt::SiteSpec &s) {
+        return s.precisionParameter >= 0;
+      })) {
+    config["ldp_lambda"] =
+        std::isnan(o.ldpLambda) ? json("bundle") : json(o.ldpLambda);
+    config["ldp_target_cost"] = o.ldpTargetCost;
+    config["ldp_lambda_rate"] = o.ldpLambdaRate;
+  }
+  return config;
 }
 
 std::vector<std::string> configMismatches(const json &saved, const json &now) {
@@ -1019,8 +1029,7 @@ int main(int argc, char **argv) {
                   "each layer's bits are learned during training (LDP), "
                   "from %d to %d; the run logs them per step\n",
                   scheduleText.c_str(), gradText.c_str(), (long long)total,
-                  (long long)stepsPerEpoch, schedule.minBits,
-                  schedule.maxBits);
+                  (long long)stepsPerEpoch, schedule.minBits, schedule.maxBits);
       return 0;
     }
     printSchedules(schedule, scheduleText, gradSchedule, gradText, total,
