@@ -20,6 +20,7 @@
 #include "qtrain/runtime/Bundle.h"
 
 #include "qtrain/runtime/Schedule.h"
+#include "qtrain/runtime/Sha256.h"
 
 #include <nlohmann/json.hpp>
 
@@ -351,6 +352,17 @@ Status ManifestReader::read(const json &root, Manifest &m) const {
 
   if (Status s = bundlePath(root, "", "library", m.library); s.failed())
     return s;
+  // Optional: the library's SHA-256, checked before it is loaded.
+  if (root.contains("library_sha256")) {
+    if (Status s = string(root, "", "library_sha256", true, m.librarySha256);
+        s.failed())
+      return s;
+    if (m.librarySha256.size() != 64 ||
+        m.librarySha256.find_first_not_of("0123456789abcdef") !=
+            std::string::npos)
+      return fail("library_sha256", "expected 64 lowercase hex digits, got '" +
+                                        m.librarySha256.substr(0, 80) + "'");
+  }
   const json *entry;
   if (Status s = object(root, "", "entry", entry); s.failed())
     return s;
@@ -766,6 +778,20 @@ Status qtrain::rt::openBundle(const std::string &dir,
   const Manifest &m = bundle->manifest;
 
   std::string libraryPath = prefix + "/" + m.library;
+  // Loading runs the library's code: load only the library the compiler
+  // wrote (docs/bundle.md, "Trust").
+  if (!m.librarySha256.empty()) {
+    std::string actual;
+    if (Status s = sha256File(libraryPath, actual); s.failed())
+      return failWith(kind, ErrorKind::Io, s.message());
+    if (actual != m.librarySha256)
+      return failWith(kind, ErrorKind::Format,
+                      libraryPath + ": SHA-256 " + actual +
+                          " does not match the manifest's library_sha256 " +
+                          m.librarySha256 +
+                          " (the library changed after compilation); "
+                          "refusing to load it");
+  }
   bundle->handle = dlopen(libraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!bundle->handle) {
     const char *why = dlerror();

@@ -11,6 +11,7 @@
 #include "qtrain/Pipelines/Pipelines.h"
 #include "qtrain/runtime/Cost.h"
 #include "qtrain/runtime/Schedule.h"
+#include "qtrain/runtime/Sha256.h"
 
 #include "QTrain/QTrainAttrs.h"
 
@@ -306,6 +307,10 @@ int main(int argc, char **argv) {
   if (llvm::sys::ExecuteAndWait(*clang, linkArgs) != 0)
     return abandon("linking " + std::string(library) + " failed");
   llvm::sys::fs::remove(object);
+  // The runtime checks the library against this before loading it.
+  if (rt::Status s = rt::sha256File(std::string(library), info->librarySha256);
+      s.failed())
+    return abandon(s.message());
   std::string gradSchedule =
       policy == "none" ? "fp32" : "static:" + std::to_string(firstGradBits);
   if (failed(mlir::qtrain::writeManifest(

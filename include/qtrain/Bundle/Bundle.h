@@ -57,6 +57,9 @@ struct StepInfo {
   std::vector<TensorInfo> parameters, state;
   std::vector<std::string> controls;
   std::vector<SiteInfo> sites;
+  /// The SHA-256 of the linked library, 64 hex digits (manifest
+  /// "library_sha256"); empty: not written.
+  std::string librarySha256;
 };
 
 /// Reads @train_step, @eval_step and qtrain.sites; errors name what is

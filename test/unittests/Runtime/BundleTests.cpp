@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qtrain/runtime/Bundle.h"
+#include "qtrain/runtime/Sha256.h"
 
 #include "fixtures/ToyBundle.h"
 
@@ -118,6 +119,48 @@ TEST(BundleTest, ClosesTheLibraryWhenDestroyed) {
   dlclose(handle);
   bundle.reset();
   EXPECT_EQ(dlopen(toy.libraryPath().c_str(), RTLD_NOW | RTLD_NOLOAD), nullptr);
+}
+
+TEST(BundleTest, LibraryHashIsChecked) {
+  ToyBundle toy;
+  std::string actual;
+  ASSERT_TRUE(sha256File(toy.libraryPath(), actual).isOk());
+  toy.manifest["library_sha256"] = actual;
+  toy.write();
+  std::unique_ptr<Bundle> bundle;
+  ASSERT_TRUE(openBundle(toy.dir, bundle).isOk());
+  EXPECT_EQ(bundle->getManifest().librarySha256, actual);
+  bundle.reset();
+  // Another library than the compiler's is not loaded.
+  std::string other = actual;
+  other[0] = other[0] == '0' ? '1' : '0';
+  toy.manifest["library_sha256"] = other;
+  EXPECT_NE(formatError(toy).find("does not match the manifest's "
+                                  "library_sha256 " +
+                                  other),
+            std::string::npos);
+  toy.manifest["library_sha256"] = "ABC";
+  EXPECT_NE(formatError(toy).find(
+                "library_sha256: expected 64 lowercase hex digits, got 'ABC'"),
+            std::string::npos);
+}
+
+TEST(Sha256Test, Fips180Vectors) {
+  EXPECT_EQ(sha256Hex("", 0),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256Hex("abc", 3),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  std::string two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  EXPECT_EQ(sha256Hex(two.data(), two.size()),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  // A million 'a', fed in uneven pieces.
+  std::string a(1000000, 'a');
+  Sha256 hash;
+  for (size_t at = 0, piece = 1; at < a.size();
+       at += piece, piece = piece * 3 % 1000 + 1)
+    hash.update(a.data() + at, std::min(piece, a.size() - at));
+  EXPECT_EQ(hash.hexDigest(),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 TEST(BundleTest, KernelKindsAreRead) {

@@ -162,6 +162,9 @@ struct Manifest {
   CompilerInfo compiler;
   /// Relative to the bundle directory.
   std::string library;
+  /// The SHA-256 of the library (64 lowercase hex digits), checked before
+  /// it is loaded; empty when the manifest has none (hand-made bundles).
+  std::string librarySha256;
   std::string trainEntry;
   std::string evalEntry;
   int64_t batch = 0;
