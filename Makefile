@@ -4,7 +4,7 @@
 BUILD_DIR ?= build
 export BUILD_DIR
 
-.PHONY: all build demo test check format clean
+.PHONY: all build demo test check fuzz format clean
 
 all: build
 
@@ -16,13 +16,21 @@ build:
 demo: build
 	scripts/demo.sh
 
-# Install, build and run every lit test and every GoogleTest binary.
+# Install, build and run every lit test and every GoogleTest binary, then
+# every fuzzing harness briefly (FUZZ_SECONDS each; scripts/fuzz.sh).
+FUZZ_SECONDS ?= 15
 test: build
 	cmake --build $(BUILD_DIR) --target check-qtrain
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # Run the tests of an existing build without touching packages.
 check:
 	cmake --build $(BUILD_DIR) --target check-qtrain
+
+# Every fuzzing harness for FUZZ_SECONDS (default 15; longer runs:
+# make fuzz FUZZ_SECONDS=600).
+fuzz:
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 format:
 	git ls-files '*.cpp' '*.h' | xargs clang-format-22 -i

@@ -225,7 +225,10 @@ Status qtrain::rt::loadCheckpoint(const std::string &path, Checkpoint &out) {
         s.failed())
       return s;
     std::vector<float> buffer(count);
-    std::memcpy(buffer.data(), data, count * sizeof(float));
+    // An empty buffer has no storage: memcpy from or to null is undefined
+    // even for zero bytes (found by fuzz/checkpoint.cpp).
+    if (count > 0)
+      std::memcpy(buffer.data(), data, count * sizeof(float));
     c.buffers.push_back(std::move(buffer));
   }
   if (r.remaining() != 0)

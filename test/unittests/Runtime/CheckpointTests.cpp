@@ -69,6 +69,22 @@ TEST(CheckpointTest, RoundTrips) {
   std::remove(path.c_str());
 }
 
+TEST(CheckpointTest, RoundTripsEmptyBuffers) {
+  // Regression (fuzz/checkpoint.cpp under UBSan): a buffer of zero floats
+  // was copied with memcpy from a null pointer.
+  Checkpoint c;
+  c.config = "{}";
+  c.buffers = {{}, {1.0f, 2.0f}, {}};
+  std::string path = tempPath();
+  ASSERT_FALSE(saveCheckpoint(path, c).failed());
+  Checkpoint back;
+  ASSERT_TRUE(loadCheckpoint(path, back).isOk());
+  ASSERT_EQ(back.buffers.size(), 3u);
+  EXPECT_TRUE(back.buffers[0].empty());
+  EXPECT_EQ(back.buffers[1], (std::vector<float>{1.0f, 2.0f}));
+  EXPECT_TRUE(back.buffers[2].empty());
+}
+
 TEST(CheckpointTest, RefusesDamage) {
   std::string path = tempPath();
   ASSERT_FALSE(saveCheckpoint(path, sample()).failed());
