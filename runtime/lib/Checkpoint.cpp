@@ -12,6 +12,8 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -210,6 +212,15 @@ Status qtrain::rt::loadCheckpoint(const std::string &path, Checkpoint &out) {
     return s;
   if (Status s = r.get("the BitOps", c.totalBitOps); s.failed())
     return s;
+  // A step the ABI cannot take, or a BitOps count no run can reach, is
+  // damage the CRC did not catch (found by fuzz/checkpoint.cpp).
+  if (c.step < 0 || c.step > int64_t(INT32_MAX))
+    return Status::error(path + ": the checkpoint's step " +
+                         std::to_string(c.step) + " is outside [0, 2^31 - 1]");
+  if (!(c.totalBitOps >= 0.0) || !std::isfinite(c.totalBitOps))
+    return Status::error(path + ": the checkpoint's BitOps count " +
+                         std::to_string(c.totalBitOps) +
+                         " is not a finite non-negative number");
   if (Status s = r.get("the buffer count", numBuffers); s.failed())
     return s;
   for (uint32_t i = 0; i < numBuffers; ++i) {

@@ -16,11 +16,13 @@
 
 #include <zlib.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <tuple>
 #include <unistd.h>
 
 using namespace qtrain::rt;
@@ -83,6 +85,27 @@ TEST(CheckpointTest, RoundTripsEmptyBuffers) {
   EXPECT_TRUE(back.buffers[0].empty());
   EXPECT_EQ(back.buffers[1], (std::vector<float>{1.0f, 2.0f}));
   EXPECT_TRUE(back.buffers[2].empty());
+}
+
+TEST(CheckpointTest, RefusesStepsAndBitOpsNoRunHas) {
+  // Regression (fuzz/checkpoint.cpp): a negative step with a valid CRC
+  // loaded, and only a later restore refused it.
+  for (auto [step, bitOps, what] :
+       {std::tuple<int64_t, double, const char *>{-192, 0.0, "step -192"},
+        {int64_t(1) << 40, 0.0, "is outside [0, 2^31 - 1]"},
+        {5, -1.0, "BitOps count"},
+        {5, std::nan(""), "BitOps count"}}) {
+    Checkpoint c;
+    c.config = "{}";
+    c.step = step;
+    c.totalBitOps = bitOps;
+    std::string path = tempPath();
+    ASSERT_FALSE(saveCheckpoint(path, c).failed());
+    Checkpoint back;
+    Status s = loadCheckpoint(path, back);
+    EXPECT_TRUE(s.failed());
+    EXPECT_NE(s.message().find(what), std::string::npos) << s.message();
+  }
 }
 
 TEST(CheckpointTest, RefusesDamage) {
