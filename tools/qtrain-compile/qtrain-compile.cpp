@@ -56,6 +56,10 @@ static cl::opt<double>
     ldpInit("ldp-init", cl::init(0.0),
             cl::desc("policy=ldp: initial value of every learnable "
                      "precision p (0: the minimum bits)"));
+static cl::opt<double> maxTensorGiB(
+    "max-tensor-gib", cl::init(8.0),
+    cl::desc("Refuse a step with a tensor larger than this (GiB): the "
+             "compiled step would fail to allocate it"));
 static cl::opt<std::string> bits("bits", cl::init("3:8"),
                                  cl::desc("Forward precisions: MIN:MAX or a "
                                           "list B,B,..."));
@@ -111,6 +115,36 @@ static cl::opt<std::string>
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "qtrain-compile: error: " << message << "\n";
   return 1;
+}
+
+/// Refuses a step with a static tensor above --max-tensor-gib (or one whose
+/// size overflows), naming it: the compiled step would not be able to
+/// allocate it, and it is better said now than as a failed allocation
+/// mid-run.
+static LogicalResult checkTensorSizes(ModuleOp module) {
+  double limit = maxTensorGiB * double(int64_t(1) << 30);
+  WalkResult walk = module.walk([&](Operation *op) {
+    for (Value v : op->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type || !type.hasStaticShape())
+        continue;
+      Type element = type.getElementType();
+      double bytes = element.isIntOrFloat()
+                         ? double(element.getIntOrFloatBitWidth()) / 8.0
+                         : 8.0;
+      for (int64_t d : type.getShape())
+        bytes *= double(d);
+      if (bytes > limit) {
+        op->emitError() << "qtrain-compile: this " << type << " takes "
+                        << llvm::formatv("{0:F1}", bytes / double(1 << 30))
+                        << " GiB, more than --max-tensor-gib="
+                        << llvm::formatv("{0}", maxTensorGiB.getValue());
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
 }
 
 int main(int argc, char **argv) {
@@ -246,6 +280,8 @@ int main(int argc, char **argv) {
   if (failed(frontend.run(*module)))
     return 1;
   if (policy == "none" && failed(mlir::qtrain::addEmptySlots(*module)))
+    return 1;
+  if (failed(checkTensorSizes(*module)))
     return 1;
 
   FailureOr<mlir::qtrain::StepInfo> info =
