@@ -265,6 +265,55 @@ int main(int argc, char **argv) {
       status = 1;
     }
   }
+  // The compiled qtrain.learned_bits and the runtime's ldpBits must agree
+  // on every p, or the step would quantize at other bits than the variant
+  // the runtime selected. The step's bits show in its loss: with a large
+  // lambda the cost term dominates, so loss - loss(b0 = 5) gives b0^2 - 25
+  // (the cross-entropy moves by far less than one bit's worth).
+  const float bigLambda = 1e4f;
+  double weight0 = double(bigLambda) * macs0 / ((macs0 + macs1) * 1024.0);
+  auto stepLoss = [&](float p0) {
+    rt::TrainerOptions o = options;
+    o.ldpLambda = bigLambda;
+    std::unique_ptr<rt::Trainer> t;
+    if (rt::Status s = rt::Trainer::create(bundle, o, t); s.failed())
+      fail(s.message());
+    std::vector<std::vector<float>> b = buffers;
+    b[pIndex[0]][0] = p0;
+    b[pIndex[1]][0] = 0.0f;
+    for (size_t k = 0; k < m.state.size(); ++k)
+      if (m.state[k].kind == "ldp_lambda")
+        b[2 * m.parameters.size() + k][0] = bigLambda;
+    std::vector<const float *> ptrs;
+    for (const std::vector<float> &v : b)
+      ptrs.push_back(v.data());
+    float l = 0;
+    if (t->restore(ptrs, 0, 0.0).failed() ||
+        t->step(x.data(), labels.data(), l).failed())
+      fail("a step at p0 = " + std::to_string(p0) + " failed");
+    return double(l);
+  };
+  double base = stepLoss(0.4f);
+  int agree = 0;
+  const float tricky[] = {
+      0.0f,      0.1f,     0.25f,         0.3f,        0.5f,       0.7f,
+      0.75f,     0.9f,     1.0f,          -0.2f,       1.2f,       1e30f,
+      -INFINITY, INFINITY, std::nanf(""), 0.29999998f, 0.70000005f};
+  for (float p0 : tricky) {
+    int runtime = rt::ldpBits(p0, schedule.minBits, schedule.maxBits);
+    double square = 25.0 + (stepLoss(p0) - base) / weight0;
+    int compiled = int(std::lround(std::sqrt(std::fmax(square, 0.0))));
+    if (compiled == runtime) {
+      ++agree;
+    } else {
+      std::printf("FAIL: p = %.9g: the step computed %d bits, ldpBits %d\n",
+                  double(p0), compiled, runtime);
+      status = 1;
+    }
+  }
+  std::printf("learned bits: the compiled step and ldpBits agree on %d of "
+              "%zu values of p\n",
+              agree, sizeof(tricky) / sizeof(tricky[0]));
   if (status == 0)
     std::printf("OK\n");
   return status;
