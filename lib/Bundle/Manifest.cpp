@@ -322,7 +322,7 @@ LogicalResult mlir::qtrain::writeManifest(const StepInfo &info, StringRef dir,
                                       {"version", "0.1.0"},
                                       {"flags", flags}}},
       {"library", library},
-      {"library_sha256", info.librarySha256},
+
       {"entry", llvm::json::Object{{"train", "qtrain_train_step"},
                                    {"eval", "qtrain_eval_step"}}},
       {"batch", info.batch},
@@ -335,6 +335,9 @@ LogicalResult mlir::qtrain::writeManifest(const StepInfo &info, StringRef dir,
       {"schedule", schedule},
       {"grad_schedule", gradSchedule},
       {"sites", std::move(sites)}};
+
+  if (!info.librarySha256.empty())
+    manifest["library_sha256"] = info.librarySha256;
 
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, "manifest.json");

@@ -43,6 +43,8 @@ struct Controls {
 struct WeightSite {
   OpOperand *use = nullptr;
   int64_t axis = 0;
+  /// When `use` is null: the quantizer an earlier layer placed.
+  FakeQuantOp existing;
 };
 
 struct InsertQuantPass
@@ -93,7 +95,7 @@ static std::optional<WeightSite> findWeight(linalg::LinalgOp layer,
     // feeding two layers) is quantized already.
     if (auto quant = use->get().getDefiningOp<FakeQuantOp>();
         quant && quant.getRole() == Role::Weight && isParam(quant.getInput()))
-      return WeightSite{nullptr, *axis};
+      return WeightSite{nullptr, *axis, quant};
     auto transpose = use->get().getDefiningOp<linalg::TransposeOp>();
     if (!transpose)
       return std::nullopt;
@@ -404,6 +406,16 @@ void InsertQuantPass::runOnOperation() {
                    GranularityAttr::get(ctx, GranularityKind::PerChannel,
                                         weight->axis),
                    layerBits);
+        // LDP: a weight tied to an earlier layer is quantized at that
+        // layer's learned bits, which this layer's precision gradient and
+        // kernels would not match.
+        else if (learned && weight->existing.getBits() != layerBits) {
+          layer->emitError("qtrain-insert-quant: policy=ldp: layer ")
+              << index
+              << " shares its weight with an earlier layer (tied weights), "
+                 "which has its own learned precision; not supported";
+          return signalPassFailure();
+        }
         break;
       }
     }
@@ -446,6 +458,12 @@ void InsertQuantPass::runOnOperation() {
     (void)fn.insertResult(index, state.getType(), attrs);
     returnOp.getOperandsMutable().append(state);
   }
-  if (learned)
+  if (learned) {
+    if (learnedLayers.empty()) {
+      fn.emitError("qtrain-insert-quant: policy=ldp: no layer of @")
+          << forward << " is quantized, so there is no precision to learn";
+      return signalPassFailure();
+    }
     addCostTerm(fn, ArrayRef<LearnedLayer>(learnedLayers), lambda);
+  }
 }

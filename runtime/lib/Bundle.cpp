@@ -577,6 +577,11 @@ Status ManifestReader::readSites(const json &root, Manifest &m) const {
         return fail(ppath, "parameter '" + out.precision +
                                "' is not a scalar (a precision has one "
                                "element)");
+      for (const SiteSpec &earlier : m.sites)
+        if (earlier.precisionParameter == out.precisionParameter)
+          return fail(ppath, "parameter '" + out.precision +
+                                 "' is already the precision of site '" +
+                                 earlier.name + "'");
     }
     const json *variants;
     if (Status s = array(site, path, "variants", variants); s.failed())

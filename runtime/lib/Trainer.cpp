@@ -388,6 +388,14 @@ Status Trainer::initialize(ErrorKind *kind) {
                              lambdaState);
       s.failed())
     return s;
+  if (lambdaState >= 0) {
+    float lambda =
+        buffers[current][2 * numParameters + size_t(lambdaState)].data[0];
+    if (!(std::isfinite(lambda) && lambda >= 0.0f))
+      return failWith(kind, ErrorKind::InvalidArgument,
+                      "the bundle's LDP lambda " + std::to_string(lambda) +
+                          " is not finite and non-negative");
+  }
   if ((options.ldpTargetCost > 0 || !std::isnan(options.ldpLambda)) &&
       lambdaState < 0)
     return failWith(kind, ErrorKind::InvalidArgument,
@@ -809,6 +817,12 @@ Status Trainer::restore(const std::vector<const float *> &data, int64_t step,
                          " out of range [0, " + std::to_string(kMaxStep) + "]");
   if (!(bitOps >= 0.0))
     return Status::error("restore: BitOps must be non-negative");
+  if (lambdaState >= 0) {
+    float lambda = data[2 * numParameters + size_t(lambdaState)][0];
+    if (!(std::isfinite(lambda) && lambda >= 0.0f))
+      return Status::error("restore: LDP lambda " + std::to_string(lambda) +
+                           " is not finite and non-negative");
+  }
   for (size_t i = 0; i < data.size(); ++i) {
     Buffer &b = buffers[current][i];
     std::copy(data[i], data[i] + b.count, b.data);

@@ -5,6 +5,7 @@
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="schedule=ldp:3:8" 2>&1 | FileCheck %s --check-prefix=LDP
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=ldp schedule=cpt:3:8" 2>&1 | FileCheck %s --check-prefix=LDPCYCLIC
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=ldp lambda=-1" 2>&1 | FileCheck %s --check-prefix=LAMBDA
+// RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=ldp full-precision-layers=0" 2>&1 | FileCheck %s --check-prefix=NOLAYER
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="grad-bits=17" 2>&1 | FileCheck %s --check-prefix=GRAD
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="full-precision-layers=3" 2>&1 | FileCheck %s --check-prefix=LAYER
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=static bits=20" 2>&1 | FileCheck %s --check-prefix=BITS
@@ -14,6 +15,7 @@
 // STATIC: error: qtrain-insert-quant: policy=static needs a static schedule, got 'cpt:3:8'
 // LDP: error: qtrain-insert-quant: a learned schedule needs policy=ldp, got policy=cpt with 'ldp:3:8'
 // LDPCYCLIC: error: qtrain-insert-quant: policy=ldp needs a learned schedule (ldp:MIN:MAX), got 'cpt:3:8'
+// NOLAYER: error: qtrain-insert-quant: policy=ldp: no layer of @forward is quantized, so there is no precision to learn
 // LAMBDA: error: qtrain-insert-quant: lambda must be finite and non-negative and ldp-init finite, got lambda=-1
 // GRAD: error: qtrain-insert-quant: grad-bits must be in [0, 16], got 17
 // BITS: error: qtrain-insert-quant: invalid schedule 'static:20' at column 8

@@ -200,6 +200,16 @@ int main(int argc, char **argv) {
   rt::Schedule parsed;
   if (rt::Status s = rt::parseSchedule(scheduleText, parsed); s.failed())
     return fail(s.message());
+  // LDP picks any bitwidth in [min, max] per layer: every one needs a
+  // variant, or no run of the bundle could be served.
+  if (policy == "ldp" && parsed.kind == rt::ScheduleKind::Learned)
+    for (int b = parsed.minBits; b <= parsed.maxBits; ++b)
+      if (std::find(bitList.begin(), bitList.end(), b) == bitList.end())
+        return fail("--policy=ldp learns bits in [" +
+                    std::to_string(parsed.minBits) + ", " +
+                    std::to_string(parsed.maxBits) + "], but --bits=" + bits +
+                    " has no " + std::to_string(b) +
+                    "-bit variant; give every bitwidth of the range");
   int firstGradBits = gradList.front();
 
   DialectRegistry registry;

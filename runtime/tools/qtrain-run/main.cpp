@@ -1366,7 +1366,7 @@ int main(int argc, char **argv) {
     std::printf("overflow profile: %s (%lld steps)\n",
                 o.overflowProfile.c_str(), (long long)profiledSteps);
   }
-  if (trainer->isLearned()) {
+  if (trainer->isLearned() && trainer->getStep() > start) {
     const std::vector<int> &bits = trainer->getLastSiteBits();
     std::printf("learned bits per layer now:");
     for (size_t i = 0; i < bits.size(); ++i)

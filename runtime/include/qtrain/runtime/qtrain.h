@@ -148,7 +148,9 @@ qtrain_status qtrain_trainer_eval(qtrain_trainer *trainer, const float *x,
 qtrain_status qtrain_trainer_get_step(const qtrain_trainer *trainer,
                                       int64_t *step);
 /* Forward and backward bits of the last step (-1 before the first); either
-   pointer may be NULL. */
+   pointer may be NULL. Under a learned (LDP) schedule each site has its own
+   forward bits and `bits` is -1 (the C++ Trainer's getLastSiteBits() gives
+   them). */
 qtrain_status qtrain_trainer_get_bits(const qtrain_trainer *trainer,
                                       int32_t *bits, int32_t *grad_bits);
 /* BitOps of the last step and of all steps so far; either may be NULL. */
