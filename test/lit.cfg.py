@@ -47,3 +47,9 @@ llvm_config.add_tool_substitutions(
     ["qtrain-opt", "qtrain-compile", "qtrain-schedule", "qtrain-quant-check", "qtrain-float-check", "qtrain-ldp-gradcheck",
      "qtrain-train-toy", "qtrain-variant-check", "qtrain-run"], [config.qtrain_tools_dir]
 )
+
+# Sanitizer builds (docs/reliability.md): pass the sanitizers' options on.
+import os as _os
+for _name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+    if _name in _os.environ:
+        config.environment[_name] = _os.environ[_name]

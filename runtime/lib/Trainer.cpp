@@ -494,8 +494,12 @@ Status Trainer::selectVariants(int64_t step, ErrorKind *kind) {
     return failWith(kind, ErrorKind::MissingVariant,
                     "step " + std::to_string(step) + ": no variant row for " +
                         bitsName(bits) + "/" + bitsName(gradBits));
-  std::memcpy(slots.data(), rows.data() + size_t(row) * numSites,
-              numSites * sizeof(int32_t));
+  // A bundle without sites (float formats) has no rows: rows.data() may be
+  // null, and memcpy from null is undefined even for zero bytes (found by
+  // the sanitizer run of the whole suite).
+  if (numSites > 0)
+    std::memcpy(slots.data(), rows.data() + size_t(row) * numSites,
+                numSites * sizeof(int32_t));
   bitsArg = bits;
   gradBitsArg = gradBits;
   stepArg = int32_t(step);
@@ -680,8 +684,9 @@ Status Trainer::eval(const float *x, float *logits, int bits, ErrorKind *kind) {
   const Manifest &m = bundle->getManifest();
   int32_t row = classRow[bits * kNumBitValues + gradBits];
   if (row >= 0) {
-    std::memcpy(evalSlots.data(), rows.data() + size_t(row) * numSites,
-                numSites * sizeof(int32_t));
+    if (numSites > 0)
+      std::memcpy(evalSlots.data(), rows.data() + size_t(row) * numSites,
+                  numSites * sizeof(int32_t));
   } else {
     for (size_t i = 0; i < numSites; ++i) {
       const SiteSpec &site = m.sites[i];
