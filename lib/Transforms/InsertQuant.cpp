@@ -12,6 +12,8 @@
 
 #include "qtrain/Transforms/Passes.h"
 
+#include "LayerMacs.h"
+
 #include "QTrain/QTrainAttrs.h"
 #include "QTrain/QTrainOps.h"
 #include "qtrain/runtime/Schedule.h"
@@ -45,6 +47,13 @@ struct WeightSite {
   int64_t axis = 0;
   /// When `use` is null: the quantizer an earlier layer placed.
   FakeQuantOp existing;
+};
+
+/// A layer with a learned precision (LDP): its bits (an integer-valued 0-d
+/// f32) and its MACs, for the cost term.
+struct LearnedLayer {
+  Value bits;
+  int64_t macs;
 };
 
 struct InsertQuantPass
@@ -144,8 +153,7 @@ static Value addControl(func::FuncOp fn, Type type, StringRef name) {
 /// with lambda a {qtrain.state = "ldp_lambda"} input (tensor<1xf32>,
 /// returned unchanged, so the runtime can set it between steps) and the
 /// term a {qtrain.loss_term} result of `fn`.
-template <typename Layer>
-static void addCostTerm(func::FuncOp fn, ArrayRef<Layer> layers,
+static void addCostTerm(func::FuncOp fn, ArrayRef<LearnedLayer> layers,
                         double lambda) {
   MLIRContext *ctx = fn.getContext();
   Location loc = fn.getLoc();
@@ -164,10 +172,10 @@ static void addCostTerm(func::FuncOp fn, ArrayRef<Layer> layers,
   auto returnOp = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
   OpBuilder b(returnOp);
   double total = 0;
-  for (const Layer &l : layers)
+  for (const LearnedLayer &l : layers)
     total += double(l.macs);
   SmallVector<Value> ins;
-  for (const Layer &l : layers)
+  for (const LearnedLayer &l : layers)
     ins.push_back(l.bits);
   // lambda as a 0-d tensor, the last input of the generic.
   ins.push_back(tensor::CollapseShapeOp::create(
@@ -357,10 +365,6 @@ void InsertQuantPass::runOnOperation() {
   while (numParams < fn.getNumArguments() &&
          fn.getArgAttr(numParams, kParamAttrName))
     ++numParams;
-  struct LearnedLayer {
-    Value bits;
-    int64_t macs;
-  };
   SmallVector<LearnedLayer> learnedLayers;
   auto addPrecision = [&](int64_t index, linalg::LinalgOp layer) {
     MLIRContext *c = ctx;
@@ -382,10 +386,7 @@ void InsertQuantPass::runOnOperation() {
         tensor::ExtractOp::create(b, layer.getLoc(), bitsF, ValueRange{});
     Value bitsI = arith::FPToSIOp::create(b, layer.getLoc(),
                                           IntegerType::get(c, 32), scalar);
-    int64_t macs = 1;
-    for (int64_t range : layer.getStaticLoopRanges())
-      macs *= ShapedType::isDynamic(range) ? 1 : range;
-    learnedLayers.push_back({bitsF, macs});
+    learnedLayers.push_back({bitsF, countMacs(layer)});
     return bitsI;
   };
 
@@ -464,6 +465,6 @@ void InsertQuantPass::runOnOperation() {
           << forward << " is quantized, so there is no precision to learn";
       return signalPassFailure();
     }
-    addCostTerm(fn, ArrayRef<LearnedLayer>(learnedLayers), lambda);
+    addCostTerm(fn, learnedLayers, lambda);
   }
 }

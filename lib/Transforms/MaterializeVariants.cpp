@@ -10,6 +10,8 @@
 
 #include "qtrain/Transforms/Passes.h"
 
+#include "LayerMacs.h"
+
 #include "QTrain/QTrainAttrs.h"
 #include "QTrain/QTrainOps.h"
 #include "qtrain/runtime/Schedule.h"
@@ -53,14 +55,6 @@ parseBits(StringRef text, StringRef option, ModuleOp module) {
     return failure();
   }
   return SmallVector<unsigned>(bits.begin(), bits.end());
-}
-
-/// The multiply-accumulates of a linalg op: the product of its loop ranges.
-static int64_t countMacs(linalg::LinalgOp op) {
-  int64_t macs = 1;
-  for (int64_t range : op.getStaticLoopRanges())
-    macs *= ShapedType::isDynamic(range) ? 1 : range;
-  return macs;
 }
 
 namespace {

@@ -26,6 +26,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -758,6 +759,12 @@ Status qtrain::rt::parseManifest(std::string_view text,
 Bundle::~Bundle() {
   if (handle)
     dlclose(handle);
+}
+
+bool qtrain::rt::learnsPrecisions(const Manifest &manifest) {
+  return std::any_of(
+      manifest.sites.begin(), manifest.sites.end(),
+      [](const SiteSpec &site) { return site.precisionParameter >= 0; });
 }
 
 Status qtrain::rt::openBundle(const std::string &dir,

@@ -126,9 +126,7 @@ Status qtrain::rt::validateSchedule(const Manifest &manifest,
   // LDP: a bundle that learns its precisions computes each layer's bits
   // inside the step from its parameter p and the compiled bounds, so it is
   // served by exactly that learned schedule, and only such a bundle is.
-  bool learnedBundle = std::any_of(
-      manifest.sites.begin(), manifest.sites.end(),
-      [](const SiteSpec &site) { return site.precisionParameter >= 0; });
+  bool learnedBundle = learnsPrecisions(manifest);
   bool learned = schedule.kind == ScheduleKind::Learned;
   if (learned != learnedBundle) {
     if (learnedBundle)

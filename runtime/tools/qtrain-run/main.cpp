@@ -694,9 +694,7 @@ json runConfig(const Options &o, const rt::Manifest &m, const Data &d,
                  {"schedule", schedule},
                  {"grad_schedule", gradSchedule}};
   // LDP runs: how lambda is set (a resumed run must set it the same way).
-  if (std::any_of(m.sites.begin(), m.sites.end(), [](const rt::SiteSpec &s) {
-        return s.precisionParameter >= 0;
-      })) {
+  if (rt::learnsPrecisions(m)) {
     config["ldp_lambda"] =
         std::isnan(o.ldpLambda) ? json("bundle") : json(o.ldpLambda);
     config["ldp_target_cost"] = o.ldpTargetCost;

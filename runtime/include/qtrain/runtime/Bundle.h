@@ -242,6 +242,10 @@ private:
 Status openBundle(const std::string &dir, std::unique_ptr<Bundle> &out,
                   ErrorKind *kind = nullptr);
 
+/// Whether the bundle learns its precisions per site (LDP): some site names
+/// a precision parameter.
+bool learnsPrecisions(const Manifest &manifest);
+
 /// "f32" or "i64".
 std::string_view toString(DType dtype);
 /// The manifest's spelling: "kaiming_uniform", "bias_uniform", "zeros",
