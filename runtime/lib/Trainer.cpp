@@ -590,18 +590,36 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
     maxPeakBytes = std::max(maxPeakBytes, lastPeakBytes);
   }
 
-  // A scaled gradient that overflowed leaves inf or NaN in the new
-  // parameters or momentum: keep the current buffers and halve the scale.
+  // A gradient that is not finite leaves inf or NaN in the new parameters
+  // or momentum. With loss scaling (a scaled gradient overflowed), keep the
+  // current buffers and halve the scale. Without it, nothing can recover the
+  // step: fail it and keep the current buffers, so that no later step or
+  // checkpoint ever holds the non-finite values.
   lastSkipped = false;
-  if (lossScaleState >= 0) {
-    const std::vector<Buffer> &next = buffers[1 - current];
-    for (size_t i = 0; !lastSkipped && i < 2 * numParameters; ++i)
-      for (size_t e = 0; e < next[i].count; ++e)
-        if (!std::isfinite(next[i].data[e])) {
-          lastSkipped = true;
-          break;
+  const std::vector<Buffer> &next = buffers[1 - current];
+  for (size_t i = 0; !lastSkipped && i < 2 * numParameters; ++i)
+    for (size_t e = 0; e < next[i].count; ++e)
+      if (!std::isfinite(next[i].data[e])) {
+        if (lossScaleState < 0) {
+          // The Trainer stays as it was before the step.
+          const std::string &name = m.parameters[i % numParameters].name;
+          std::string what = i < numParameters ? "parameter " + name
+                                               : "the momentum of " + name;
+          return failWith(
+              kind, ErrorKind::InvalidArgument,
+              (std::isfinite(loss)
+                   ? std::string()
+                   : "the loss is " + std::to_string(loss) + " and ") +
+                  "the gradients are not finite: the update of " + what +
+                  " has " +
+                  (std::isnan(next[i].data[e]) ? "NaN" : "an infinity") +
+                  " at element " + std::to_string(e) +
+                  "; training diverged, the parameters stay as they were "
+                  "before this step (try a smaller learning rate)");
         }
-  }
+        lastSkipped = true;
+        break;
+      }
   // Promotion: a low tensor whose overflow ratio reached the threshold
   // switches to its high format from the next step on.
   lastPromotions.clear();
