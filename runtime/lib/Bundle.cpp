@@ -21,6 +21,7 @@
 
 #include "qtrain/runtime/Schedule.h"
 #include "qtrain/runtime/Sha256.h"
+#include "qtrain/ukernels.h"
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <csetjmp>
 #include <cstdio>
 #include <cstring>
 #include <iterator>
@@ -39,6 +41,37 @@ using namespace qtrain::rt;
 using json = nlohmann::json;
 
 namespace {
+
+/// Where a failed allocation inside the running step returns to
+/// (Bundle::runStep), and what failed.
+struct StepRecovery {
+  std::jmp_buf target;
+  int64_t requested = 0, held = 0, limit = 0;
+};
+thread_local StepRecovery *stepRecovery = nullptr;
+
+/// The libraries' failure handler: back out of the step to runStep. Only
+/// generated code (no C++ frames with destructors) lies between runStep's
+/// setjmp and this call, which comes from the allocator.
+extern "C" void onStepAllocationFailure(int64_t requested, int64_t held,
+                                        int64_t limit) {
+  StepRecovery *recovery = stepRecovery;
+  if (!recovery)
+    return; // not inside runStep: the library reports it and exits
+  recovery->requested = requested;
+  recovery->held = held;
+  recovery->limit = limit;
+  std::longjmp(recovery->target, 1);
+}
+
+/// Calls `step`; true when it returned, false when the failure handler
+/// jumped out of it. Kept apart so that nothing lives across the setjmp.
+bool callRecoverably(StepFunction step, void **args, StepRecovery &recovery) {
+  if (setjmp(recovery.target) != 0)
+    return false;
+  step(args);
+  return true;
+}
 
 /// Largest manifest read; a real one is a few kilobytes.
 constexpr long kMaxManifestBytes = 64L << 20;
@@ -833,6 +866,25 @@ Status qtrain::rt::openBundle(const std::string &dir,
       lookupSymbol(bundle->handle, "qtrain_step_memory_reset_peak"));
   if (!bundle->memoryStats || !bundle->memoryResetPeak)
     bundle->memoryStats = nullptr, bundle->memoryResetPeak = nullptr;
+  // Optional too: the limit and the recovery from failed allocations.
+  auto setHandler =
+      reinterpret_cast<void (*)(qtrain_step_memory_failure_handler)>(
+          lookupSymbol(bundle->handle,
+                       "qtrain_step_memory_set_failure_handler"));
+  bundle->memorySetLimit = reinterpret_cast<void (*)(int64_t)>(
+      lookupSymbol(bundle->handle, "qtrain_step_memory_set_limit"));
+  bundle->memoryMark = reinterpret_cast<int64_t (*)()>(
+      lookupSymbol(bundle->handle, "qtrain_step_memory_mark"));
+  bundle->memoryReleaseSince = reinterpret_cast<void (*)(int64_t)>(
+      lookupSymbol(bundle->handle, "qtrain_step_memory_release_since"));
+  if (setHandler && bundle->memorySetLimit && bundle->memoryMark &&
+      bundle->memoryReleaseSince) {
+    setHandler(&onStepAllocationFailure);
+  } else {
+    bundle->memorySetLimit = nullptr;
+    bundle->memoryMark = nullptr;
+    bundle->memoryReleaseSince = nullptr;
+  }
   for (const SiteSpec &site : m.sites) {
     std::vector<void *> &addresses = bundle->variantAddresses.emplace_back();
     for (const VariantSpec &v : site.variants) {
@@ -860,4 +912,45 @@ Status qtrain::rt::openBundle(const std::string &dir,
   if (kind)
     *kind = ErrorKind::None;
   return Status::success();
+}
+
+Status Bundle::setStepMemoryLimit(int64_t bytes, ErrorKind *kind) const {
+  if (kind)
+    *kind = ErrorKind::None;
+  if (!memorySetLimit)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    directory + ": the library has no step memory limit");
+  if (bytes < 0)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    "step memory limit must not be negative");
+  memorySetLimit(bytes);
+  return Status::success();
+}
+
+Status Bundle::runStep(StepFunction step, void **args, ErrorKind *kind) const {
+  if (kind)
+    *kind = ErrorKind::None;
+  if (!memoryMark) {
+    step(args);
+    return Status::success();
+  }
+  StepRecovery recovery;
+  StepRecovery *outer = stepRecovery;
+  stepRecovery = &recovery;
+  int64_t mark = memoryMark();
+  bool returned = callRecoverably(step, args, recovery);
+  stepRecovery = outer;
+  if (returned)
+    return Status::success();
+  memoryReleaseSince(mark);
+  std::string message = "the compiled step could not allocate " +
+                        std::to_string(recovery.requested) + " bytes with " +
+                        std::to_string(recovery.held) +
+                        " bytes of its buffers held";
+  if (recovery.limit > 0 && recovery.held + recovery.requested > recovery.limit)
+    message += ": that passes the step memory limit of " +
+               std::to_string(recovery.limit) + " bytes";
+  else
+    message += ": out of memory";
+  return failWith(kind, ErrorKind::OutOfMemory, message);
 }

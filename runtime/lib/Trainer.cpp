@@ -266,6 +266,14 @@ Status Trainer::create(std::shared_ptr<const Bundle> bundle,
                     "initial loss scale " + std::to_string(o.initialLossScale) +
                         " is not a power of two of at least 1");
 
+  if (o.maxStepMemory < 0)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    "step memory limit must not be negative");
+  if (o.maxStepMemory > 0)
+    if (Status s = bundle->setStepMemoryLimit(o.maxStepMemory, kind);
+        s.failed())
+      return s;
+
   if (Status s = validateSchedule(m, t->schedule, o.schedule, t->gradSchedule,
                                   o.gradSchedule, kind);
       s.failed())
@@ -581,7 +589,9 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
     bundle->getMemoryResetPeak()();
     stats(&before, nullptr);
   }
-  bundle->getTrainStep()(args.data());
+  if (Status s = bundle->runStep(bundle->getTrainStep(), args.data(), kind);
+      s.failed())
+    return s;
   loss = lossArg;
   if (stats) {
     int64_t peak = 0;
@@ -729,7 +739,9 @@ Status Trainer::runEval(const float *x, float *logits, int bits, int gradBits,
   std::vector<void *> &args = evalArgs[current];
   args[evalInputIndex] = const_cast<float *>(x);
   args[evalLogitsIndex] = logits;
-  bundle->getEvalStep()(args.data());
+  if (Status s = bundle->runStep(bundle->getEvalStep(), args.data(), kind);
+      s.failed())
+    return Status::error("evaluation: " + s.message());
   return succeed(kind);
 }
 

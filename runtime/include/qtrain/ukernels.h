@@ -166,6 +166,28 @@ void _mlir_memref_to_llvm_free(void *ptr);
 void qtrain_step_memory_stats(int64_t *current, int64_t *peak);
 void qtrain_step_memory_reset_peak(void);
 
+/* The most bytes the step's buffers may hold at once; 0 (the default): no
+ * limit but malloc's. */
+void qtrain_step_memory_set_limit(int64_t bytes);
+
+/* An allocation that fails (malloc returns null, or the limit would be
+ * passed) never returns null to generated code: it calls this handler with
+ * the bytes asked for, the bytes held and the limit. The handler must not
+ * return; qtrain's runtime longjmps out of the step and releases the
+ * step's buffers (qtrain_step_memory_release_since). Without a handler, or
+ * if it returns, the library prints the failure on stderr and exits the
+ * process with status 70. */
+typedef void (*qtrain_step_memory_failure_handler)(int64_t requested,
+                                                   int64_t held, int64_t limit);
+void qtrain_step_memory_set_failure_handler(
+    qtrain_step_memory_failure_handler handler);
+
+/* A mark before a step, and the release of every buffer allocated since
+ * that mark that is still held: the buffers of a step abandoned by the
+ * failure handler. */
+int64_t qtrain_step_memory_mark(void);
+void qtrain_step_memory_release_since(int64_t mark);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,7 +7,10 @@
 // functions of MLIR's MemRef-to-LLVM conversion (_mlir_memref_to_llvm_*);
 // this file implements them on malloc, keeping count of the bytes the step
 // holds, so that the runtime can report the peak memory a step really
-// allocates (qtrain_step_memory_stats).
+// allocates (qtrain_step_memory_stats). An allocation that fails, or that
+// would pass the limit set by qtrain_step_memory_set_limit, never returns
+// null to the step: it calls the failure handler, which qtrain's runtime
+// uses to abandon the step (Bundle::runStep).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,41 +19,90 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace {
 std::atomic<int64_t> currentBytes{0};
 std::atomic<int64_t> peakBytes{0};
+std::atomic<int64_t> limitBytes{0};
+std::atomic<qtrain_step_memory_failure_handler> failureHandler{nullptr};
 
 /// Every block starts with this header, padded to the block's alignment:
-/// the start of the malloc'ed region and the size asked for.
+/// the start of the malloc'ed region, the size asked for, the block's
+/// serial number and its neighbours in the list of live blocks (so that
+/// the blocks of an abandoned step can be released).
 struct Header {
   void *base;
   int64_t size;
+  int64_t serial;
+  Header *prev;
+  Header *next;
 };
+
+std::mutex liveMutex;
+Header *liveHead = nullptr;
+int64_t nextSerial = 0;
+
+Header *headerOf(void *ptr) {
+  return reinterpret_cast<Header *>(static_cast<char *>(ptr) - sizeof(Header));
+}
+
+/// Reports a failed allocation; never returns.
+[[noreturn]] void fail(uint64_t size) {
+  int64_t held = currentBytes.load(), limit = limitBytes.load();
+  if (qtrain_step_memory_failure_handler handler = failureHandler.load())
+    handler(int64_t(size), held, limit);
+  // No handler, or one that returned: never hand a null buffer to the step.
+  std::fprintf(stderr,
+               "qtrain: error: a compiled step could not allocate %llu bytes "
+               "(%lld held, limit %lld)\n",
+               (unsigned long long)size, (long long)held, (long long)limit);
+  std::fflush(stderr);
+  std::_Exit(70);
+}
 
 void *allocate(uint64_t size, uint64_t alignment) {
   if (alignment < alignof(std::max_align_t))
     alignment = alignof(std::max_align_t);
-  if ((alignment & (alignment - 1)) != 0)
-    return nullptr;
+  if ((alignment & (alignment - 1)) != 0 || size > uint64_t(INT64_MAX) / 2)
+    fail(size);
+  int64_t limit = limitBytes.load();
+  if (limit > 0 && currentBytes.load() + int64_t(size) > limit)
+    fail(size);
   uint64_t total = size + alignment + sizeof(Header);
-  if (total < size)
-    return nullptr;
   void *base = std::malloc(total);
   if (!base)
-    return nullptr;
+    fail(size);
   uintptr_t start = reinterpret_cast<uintptr_t>(base) + sizeof(Header);
   uintptr_t aligned = (start + alignment - 1) & ~uintptr_t(alignment - 1);
-  Header header{base, int64_t(size)};
-  std::memcpy(reinterpret_cast<void *>(aligned - sizeof(Header)), &header,
-              sizeof(Header));
+  Header *header = reinterpret_cast<Header *>(aligned - sizeof(Header));
+  {
+    std::lock_guard<std::mutex> lock(liveMutex);
+    *header = Header{base, int64_t(size), nextSerial++, nullptr, liveHead};
+    if (liveHead)
+      liveHead->prev = header;
+    liveHead = header;
+  }
   int64_t now = currentBytes.fetch_add(int64_t(size)) + int64_t(size);
   int64_t peak = peakBytes.load();
   while (now > peak && !peakBytes.compare_exchange_weak(peak, now)) {
   }
   return reinterpret_cast<void *>(aligned);
+}
+
+/// Unlinks and frees `header`'s block; the caller holds liveMutex.
+void release(Header *header) {
+  if (header->prev)
+    header->prev->next = header->next;
+  else
+    liveHead = header->next;
+  if (header->next)
+    header->next->prev = header->prev;
+  currentBytes.fetch_sub(header->size);
+  std::free(header->base);
 }
 } // namespace
 
@@ -68,11 +120,8 @@ QTRAIN_UK_EXPORT void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment,
 QTRAIN_UK_EXPORT void _mlir_memref_to_llvm_free(void *ptr) {
   if (!ptr)
     return;
-  Header header;
-  std::memcpy(&header, static_cast<char *>(ptr) - sizeof(Header),
-              sizeof(Header));
-  currentBytes.fetch_sub(header.size);
-  std::free(header.base);
+  std::lock_guard<std::mutex> lock(liveMutex);
+  release(headerOf(ptr));
 }
 
 QTRAIN_UK_EXPORT void qtrain_step_memory_stats(int64_t *current,
@@ -85,6 +134,30 @@ QTRAIN_UK_EXPORT void qtrain_step_memory_stats(int64_t *current,
 
 QTRAIN_UK_EXPORT void qtrain_step_memory_reset_peak(void) {
   peakBytes.store(currentBytes.load());
+}
+
+QTRAIN_UK_EXPORT void qtrain_step_memory_set_limit(int64_t bytes) {
+  limitBytes.store(bytes > 0 ? bytes : 0);
+}
+
+QTRAIN_UK_EXPORT void qtrain_step_memory_set_failure_handler(
+    qtrain_step_memory_failure_handler handler) {
+  failureHandler.store(handler);
+}
+
+QTRAIN_UK_EXPORT int64_t qtrain_step_memory_mark(void) {
+  std::lock_guard<std::mutex> lock(liveMutex);
+  return nextSerial;
+}
+
+QTRAIN_UK_EXPORT void qtrain_step_memory_release_since(int64_t mark) {
+  std::lock_guard<std::mutex> lock(liveMutex);
+  for (Header *h = liveHead; h;) {
+    Header *next = h->next;
+    if (h->serial >= mark)
+      release(h);
+    h = next;
+  }
 }
 
 } // extern "C"

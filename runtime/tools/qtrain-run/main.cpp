@@ -73,6 +73,10 @@ training:
                             for the rest of training when this ratio of its
                             elements overflows in a step (default 0.01,
                             PAPERS.md; above 1: never)
+  --max-step-memory=SIZE    the most memory the compiled step's buffers may
+                            hold at once (bytes, or with KiB, MiB, GiB); a
+                            step that needs more stops the run with an error
+                            and changes nothing (default: no limit)
   --overflow-profile=FILE   write each low P/Y tensor's overflow ratio (mean
                             and max over this session's steps) as JSON, for
                             qtrain-compile --precision-order=profiled
@@ -130,6 +134,7 @@ struct Options {
   float lr = 0.05f, momentum = 0.9f, weightDecay = 5e-4f;
   float lossScale = 65536.0f;
   double promotionThreshold = 0.01;
+  int64_t maxStepMemory = 0;
   std::string overflowProfile;
   float ldpLambda = std::numeric_limits<float>::quiet_NaN();
   double ldpTargetCost = 0, ldpLambdaRate = 1.0;
@@ -164,6 +169,36 @@ int64_t parseInt(const std::string &flag, const std::string &text, int64_t min,
             std::to_string(max) + "], got '" + text + "'",
         2);
   return v;
+}
+
+/// A byte count: a non-negative integer with an optional unit B, KiB, MiB
+/// or GiB ("512MiB").
+int64_t parseBytes(const std::string &flag, const std::string &text) {
+  static const std::pair<const char *, int64_t> kUnits[] = {
+      {"GiB", int64_t(1) << 30},
+      {"MiB", int64_t(1) << 20},
+      {"KiB", int64_t(1) << 10},
+      {"B", 1}};
+  std::string digits = text;
+  int64_t unit = 1;
+  for (auto [suffix, size] : kUnits)
+    if (digits.size() > std::strlen(suffix) &&
+        digits.compare(digits.size() - std::strlen(suffix), std::string::npos,
+                       suffix) == 0) {
+      digits.resize(digits.size() - std::strlen(suffix));
+      unit = size;
+      break;
+    }
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(digits.c_str(), &end, 10);
+  if (digits.empty() || *end || errno || v < 0 || v > INT64_MAX / unit)
+    die(flag +
+            ": expected a byte count such as 4096, 512KiB, 64MiB or 2GiB, "
+            "got '" +
+            text + "'",
+        2);
+  return v * unit;
 }
 
 double parseFloat(const std::string &flag, const std::string &text) {
@@ -224,6 +259,8 @@ Options parseOptions(int argc, char **argv) {
       o.lossScale = float(parseFloat(flag, need()));
     else if (flag == "--promotion-threshold")
       o.promotionThreshold = parseFloat(flag, need());
+    else if (flag == "--max-step-memory")
+      o.maxStepMemory = parseBytes(flag, need());
     else if (flag == "--overflow-profile")
       o.overflowProfile = need();
     else if (flag == "--ldp-lambda")
@@ -589,11 +626,23 @@ private:
         kept += line + "\n";
     }
     in.close();
-    std::ofstream outFile(path(name), std::ios::trunc);
-    outFile << kept;
-    outFile.close();
-    if (!outFile)
-      die("cannot rewrite " + path(name));
+    // Into a new file renamed over the old one, so that a run killed here
+    // still has every row (the kill test of test/tools/faults.test).
+    std::string tmp = path(name) + ".tmp";
+    std::FILE *f = std::fopen(tmp.c_str(), "w");
+    bool written =
+        f && std::fwrite(kept.data(), 1, kept.size(), f) == kept.size();
+    int error = errno;
+    if (f && std::fclose(f) != 0 && written) {
+      written = false;
+      error = errno;
+    }
+    if (!written || std::rename(tmp.c_str(), path(name).c_str()) != 0) {
+      if (written)
+        error = errno;
+      std::remove(tmp.c_str());
+      die("cannot rewrite " + path(name) + ": " + std::strerror(error));
+    }
   }
 
   std::FILE *append(const char *name, const char *header) {
@@ -885,6 +934,7 @@ makeTrainer(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
   t.weightDecay = o.weightDecay;
   t.initialLossScale = o.lossScale;
   t.promotionThreshold = o.promotionThreshold;
+  t.maxStepMemory = o.maxStepMemory;
   t.ldpLambda = o.ldpLambda;
   t.ldpTargetCost = o.ldpTargetCost;
   t.ldpLambdaRate = o.ldpLambdaRate;

@@ -362,6 +362,14 @@ TEST(TrainerScheduleTest, InvalidOptions) {
   EXPECT_EQ(
       createError(nullptr, options("static:8", 10), ErrorKind::InvalidArgument),
       "trainer: no bundle");
+  o = options("static:8", 10);
+  o.maxStepMemory = -1;
+  EXPECT_EQ(createError(bundle, o, ErrorKind::InvalidArgument),
+            "step memory limit must not be negative");
+  // The toy library has its own allocator: no limit to set.
+  o.maxStepMemory = 1 << 20;
+  EXPECT_THAT(createError(bundle, o, ErrorKind::InvalidArgument),
+              HasSubstr("the library has no step memory limit"));
 }
 
 #if defined(__has_feature)

@@ -209,6 +209,20 @@ public:
   using MemoryStatsFunction = void (*)(int64_t *current, int64_t *peak);
   MemoryStatsFunction getMemoryStats() const { return memoryStats; }
   void (*getMemoryResetPeak() const)() { return memoryResetPeak; }
+  /// Whether the library's allocator takes a limit and reports failed
+  /// allocations (qtrain/ukernels.h); bundles from qtrain-compile do.
+  bool hasStepMemoryControl() const { return memorySetLimit != nullptr; }
+  /// The most bytes the step's buffers may hold at once (0: no limit).
+  /// InvalidArgument when the library has no such control.
+  /// The limit belongs to the loaded library, so every Trainer of this
+  /// bundle shares it.
+  Status setStepMemoryLimit(int64_t bytes, ErrorKind *kind = nullptr) const;
+  /// Runs `step` (the train or eval entry) on `args`. When an allocation
+  /// inside it fails (out of memory, or past the limit), the step is
+  /// abandoned: its buffers are released and OutOfMemory is returned with
+  /// the sizes. The step's outputs are then unspecified.
+  Status runStep(StepFunction step, void **args,
+                 ErrorKind *kind = nullptr) const;
   /// The address of variant `variant` of site `site`.
   void *getVariantAddress(size_t site, size_t variant) const {
     return variantAddresses[site][variant];
@@ -231,6 +245,9 @@ private:
   StepFunction evalStep = nullptr;
   MemoryStatsFunction memoryStats = nullptr;
   void (*memoryResetPeak)() = nullptr;
+  void (*memorySetLimit)(int64_t) = nullptr;
+  int64_t (*memoryMark)() = nullptr;
+  void (*memoryReleaseSince)(int64_t) = nullptr;
   std::vector<std::vector<void *>> variantAddresses;
   std::vector<std::vector<float>> fileInits;
 };

@@ -93,6 +93,10 @@ struct TrainerOptions {
   /// lambda <- max(0, lambda + ldpLambdaRate * (ratio - target)).
   double ldpTargetCost = 0;
   double ldpLambdaRate = 1.0;
+  /// When positive, the most bytes the compiled step's buffers may hold at
+  /// once (Bundle::setStepMemoryLimit); a step that would pass it fails
+  /// with OutOfMemory and changes nothing.
+  int64_t maxStepMemory = 0;
 };
 
 /// A tensor switched to its high format after a step.
