@@ -2,7 +2,8 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer runs (docs/reliability.md).
 #
 #   scripts/sanitize.sh runtime   the runtime alone (no LLVM/MLIR): its
-#                                 GoogleTest suite, built standalone in
+#                                 GoogleTest suites (the runtime's and the
+#                                 microkernels'), built standalone in
 #                                 build-asan-rt; a few minutes. make test
 #                                 runs this.
 #   scripts/sanitize.sh all       the whole project in build-asan, then every
@@ -23,9 +24,11 @@ case "$what" in
     [[ -f "$dir/build.ninja" ]] || cmake -S "$root/runtime" -B "$dir" -G Ninja \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQTRAIN_SANITIZE=ON \
       -DQTRAIN_RUNTIME_BUILD_TESTS=ON "${compilers[@]}" "${launcher[@]}" > /dev/null
-    cmake --build "$dir" -j "$(nproc)" --target QTrainRuntimeTests > "$dir/build.log" 2>&1 || {
+    cmake --build "$dir" -j "$(nproc)" --target QTrainRuntimeTests QTrainUkernelsTests > "$dir/build.log" 2>&1 || {
       tail -50 "$dir/build.log"; exit 1; }
     "$dir/test/unittests/Runtime/QTrainRuntimeTests" --gtest_brief=1
+    # The microkernels, from an instrumented copy (QTrainUKernelsChecked).
+    "$dir/test/unittests/Kernels/QTrainUkernelsTests" --gtest_brief=1
     ;;
   all)
     # Debian's MLIR libraries are not instrumented, but the LLVM headers our

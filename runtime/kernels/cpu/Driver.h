@@ -96,8 +96,9 @@ struct BF16 {
 
 /// Signed codes run as u8 x s8: A is packed as a + 128 and the result is
 /// corrected by 128 * (column sums of B). All sums wrap like the i32
-/// arithmetic of the loop form, so the result is exact whenever the true
-/// sum fits.
+/// arithmetic of the loop form (the column sums are uint32_t, so that this
+/// holds for any K without signed overflow), so the result is exact
+/// whenever the true sum fits.
 struct S8 {
   using In = int8_t;
   using PA = uint8_t;
@@ -217,7 +218,7 @@ void packA(View<const typename P::In> a, int64_t rows, int64_t kc,
 /// [g][NR][KG], adding each column's sum to colSums when A is offset.
 template <class P>
 void packB(View<const typename P::In> b, int64_t kc, int64_t cols,
-           int64_t groups, typename P::PB *dst, int32_t *colSums) {
+           int64_t groups, typename P::PB *dst, uint32_t *colSums) {
   constexpr int KG = P::KG;
   using PB = typename P::PB;
   for (int64_t n0 = 0; n0 < cols; n0 += kNR) {
@@ -230,7 +231,7 @@ void packB(View<const typename P::In> b, int64_t kc, int64_t cols,
           int64_t sum = convertLine<P>(&b.at(0, n0 + n), b.s0, kc, groups * KG,
                                        line, P::packB);
           if constexpr (P::kOffsetA)
-            colSums[n0 + n] += int32_t(sum);
+            colSums[n0 + n] += uint32_t(sum);
         } else {
           std::fill(line, line + groups * KG, 0);
         }
@@ -248,7 +249,7 @@ void packB(View<const typename P::In> b, int64_t kc, int64_t cols,
           rowsOf[j][n] = k < kc && n < width ? P::packB(b.at(k, n0 + n)) : 0;
         if constexpr (P::kOffsetA)
           for (int n = 0; n < width; ++n)
-            colSums[n0 + n] += rowsOf[j][n];
+            colSums[n0 + n] += uint32_t(rowsOf[j][n]);
       }
       PB *out = panel + g * kNR * KG;
       for (int n = 0; n < kNR; ++n)
@@ -283,9 +284,9 @@ void blockedLoops(int64_t M, int64_t N, int64_t K, PackPanelsA packPanelsA,
   for (int64_t jc = 0; jc < N; jc += P::NC) {
     int64_t nc = std::min(P::NC, N - jc);
     int64_t nPanels = (nc + kNR - 1) / kNR;
-    int32_t *colSums = nullptr;
+    uint32_t *colSums = nullptr;
     if constexpr (P::kOffsetA) {
-      colSums = scratchSums.get<int32_t>(nc);
+      colSums = scratchSums.get<uint32_t>(nc);
       std::fill(colSums, colSums + nc, 0);
     }
     for (int64_t pc = 0; pc < K; pc += P::KC) {
@@ -325,7 +326,7 @@ void blockedLoops(int64_t M, int64_t N, int64_t K, PackPanelsA packPanelsA,
       for (int64_t m = 0; m < M; ++m)
         for (int64_t n = 0; n < nc; ++n) {
           Acc &y = c.at(m, jc + n);
-          y = Acc(uint32_t(y) - 128u * uint32_t(colSums[n]));
+          y = Acc(uint32_t(y) - 128u * colSums[n]);
         }
   }
 }
@@ -340,7 +341,7 @@ void gemmBlocked(Gemm<P> g, Kernel<P> kernel, Kernel<P> half = nullptr) {
         packA<P>(a.sub(ic, pc), mc, kc, groups, dst);
       },
       [b = b](int64_t pc, int64_t jc, int64_t kc, int64_t nc, int64_t groups,
-              typename P::PB *dst, int32_t *colSums) {
+              typename P::PB *dst, uint32_t *colSums) {
         packB<P>(b.sub(pc, jc), kc, nc, groups, dst, colSums);
       },
       c, kernel, half);
@@ -451,7 +452,7 @@ inline void convF32Blocked(const ConvOperands<float, float> &o,
         [&](int64_t ic, int64_t pc, int64_t mc, int64_t kc, int64_t groups,
             float *dst) { packA<F32>(o.w.sub(ic, pc), mc, kc, groups, dst); },
         [&](int64_t pc, int64_t jc, int64_t kc, int64_t nc, int64_t, float *dst,
-            int32_t *) { packPatches(o, x, pc, jc, kc, nc, dst); },
+            uint32_t *) { packPatches(o, x, pc, jc, kc, nc, dst); },
         View<float>{o.y + n * o.yImageStride, o.yStrideF, o.yStrideCol}, kernel,
         half);
   }
@@ -487,7 +488,7 @@ inline void convS8Blocked(const ConvOperands<int8_t, int32_t> &o,
   };
   // The filter as [F, depth] in that order, and its row sums.
   int8_t *filter = scratchFilter.get<int8_t>(o.F * depth);
-  std::vector<int32_t> sums(size_t(o.F), 0);
+  std::vector<uint32_t> sums(size_t(o.F), 0);
   for (int64_t f = 0; f < o.F; ++f)
     for (int64_t word = 0; word < depth / 4; ++word) {
       int64_t plane = word / groupsPerPlane,
@@ -498,7 +499,7 @@ inline void convS8Blocked(const ConvOperands<int8_t, int32_t> &o,
                        ? o.w.at(f, (c * o.KH + kh) * o.KW + kw)
                        : int8_t(0);
         filter[f * depth + word * 4 + j] = v;
-        sums[size_t(f)] += v;
+        sums[size_t(f)] += uint32_t(v);
       }
     }
   View<const int8_t> a{filter, depth, 1};
@@ -525,7 +526,7 @@ inline void convS8Blocked(const ConvOperands<int8_t, int32_t> &o,
         }
       }
     auto packPatchWords = [&](int64_t pc, int64_t jc, int64_t kc, int64_t nc,
-                              int64_t groups, uint8_t *dst, int32_t *) {
+                              int64_t groups, uint8_t *dst, uint32_t *) {
       for (int64_t n0 = 0; n0 < nc; n0 += kNR) {
         auto *panel =
             reinterpret_cast<uint32_t *>(dst) + (n0 / kNR) * groups * kNR;
@@ -550,7 +551,7 @@ inline void convS8Blocked(const ConvOperands<int8_t, int32_t> &o,
             int8_t *dst) { packA<S8U8>(a.sub(ic, pc), mc, kc, groups, dst); },
         packPatchWords, y, kernel);
     for (int64_t f = 0; f < o.F; ++f) {
-      uint32_t correction = 128u * uint32_t(sums[size_t(f)]);
+      uint32_t correction = 128u * sums[size_t(f)];
       for (int64_t j = 0; j < cols; ++j) {
         int32_t &v = y.at(f, j);
         v = int32_t(uint32_t(v) - correction);

@@ -363,6 +363,25 @@ TEST(Ukernels, PackedBExactAtMaxAccumulationLength) {
   EXPECT_EQ(int64_t(c[3]), K * 127 * 127);
 }
 
+// Past every stated length the kernels still compute modulo 2^32, like
+// the i32 loops they replace, and without signed overflow: K = 2^24 + 64
+// makes the column sums of B (128 x K in magnitude) pass int32's range
+// (UBSan's check in scripts/sanitize.sh runtime).
+TEST(Ukernels, S8WrapsModulo2To32BeyondItsLength) {
+  const int64_t K = (int64_t(1) << 24) + 64, M = 1, N = 2;
+  std::vector<int8_t> a(size_t(M * K), -128), b(size_t(K * N));
+  for (int64_t k = 0; k < K; ++k) {
+    b[size_t(k * N)] = -128;
+    b[size_t(k * N + 1)] = 127;
+  }
+  std::vector<int32_t> c(size_t(M * N), 0);
+  qtrain_uk_gemm_s8s8s32(M, N, K, a.data(), 0, K, 1, b.data(), 0, N, 1,
+                         c.data(), 0, N, 1);
+  auto wrap = [](int64_t v) { return int32_t(uint32_t(uint64_t(v))); };
+  EXPECT_EQ(c[0], wrap(K * 16384));
+  EXPECT_EQ(c[1], wrap(K * -128 * 127));
+}
+
 // C += A * B with A the same memory as C (a bufferized contraction may run
 // in place): A is read as it was before the call.
 TEST(Ukernels, InputSharingTheOutputIsReadBeforeWriting) {
