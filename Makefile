@@ -17,12 +17,14 @@ demo: build
 	scripts/demo.sh
 
 # Install, build and run every lit test and every GoogleTest binary, then
-# every fuzzing harness briefly (FUZZ_SECONDS each; scripts/fuzz.sh) and the
-# runtime's unit tests under ASan+UBSan (scripts/sanitize.sh runtime).
+# every fuzzing harness briefly (FUZZ_SECONDS each; scripts/fuzz.sh), the IR
+# harness's smoke run (scripts/fuzz-ir.sh --smoke) and the runtime's and
+# microkernels' unit tests under ASan+UBSan (scripts/sanitize.sh runtime).
 FUZZ_SECONDS ?= 15
 test: build
 	cmake --build $(BUILD_DIR) --target check-qtrain
 	scripts/fuzz.sh $(FUZZ_SECONDS)
+	scripts/fuzz-ir.sh --smoke
 	scripts/sanitize.sh runtime
 
 # Run the tests of an existing build without touching packages.

@@ -23,6 +23,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 using namespace mlir;
@@ -114,13 +115,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string text(reinterpret_cast<const char *>(data), size);
   if (hitsUpstreamTransposeCrash(text))
     return 0;
+  // QTRAIN_IR_FUZZ_VERBOSE=1: say how far each input got (to check that
+  // seeds reach the pipelines).
+  static const bool verbose = std::getenv("QTRAIN_IR_FUZZ_VERBOSE");
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
-  if (!module || failed(verify(*module)))
+  if (!module || failed(verify(*module))) {
+    if (verbose)
+      llvm::errs() << "ir: " << (module ? "does not verify" : "does not parse")
+                   << "\n";
     return 0;
+  }
   const char *pipeline = kPipelines[size % std::size(kPipelines)];
   PassManager pm(&context);
   if (failed(parsePassPipeline(pipeline, pm, llvm::nulls())))
     __builtin_trap(); // the list above must parse
-  (void)pm.run(*module);
+  bool ran = succeeded(pm.run(*module));
+  if (verbose)
+    llvm::errs() << "ir: " << pipeline << ": " << (ran ? "ran" : "failed")
+                 << "\n";
   return 0;
 }
