@@ -152,7 +152,12 @@ public:
   /// momentum are not all finite (a scaled gradient overflowed) is skipped:
   /// the current buffers stay, the loss scale halves, and the step still
   /// advances (lastStepSkipped() says so). At loss scale 1 such a step is
-  /// an error: the run diverged.
+  /// an error: the run diverged. Without a loss scale, such a step is an
+  /// error too, and the Trainer stays as it was before it (same buffers,
+  /// same step); `loss` is still the step's loss. A step whose compiled
+  /// code cannot allocate its buffers (out of memory, or past
+  /// TrainerOptions::maxStepMemory) fails with OutOfMemory and also changes
+  /// nothing.
   Status step(const float *x, const int64_t *labels, float &loss,
               ErrorKind *kind = nullptr);
 
