@@ -263,17 +263,21 @@ LogicalResult mlir::qtrain::differentiatePooling(ReverseMode &rm,
       auto offsetsAttr = b.getDenseI64ArrayAttr(offsets);
       auto sizesAttr = b.getDenseI64ArrayAttr(sizes);
       auto stepsAttr = b.getDenseI64ArrayAttr(steps);
-      Value contribution = dY;
+      // This offset's slice of dx, updated in place: the slice is the
+      // generic's init, so no temporary of the pooled size is made.
+      Value current = tensor::ExtractSliceOp::create(
+          b, loc, yType, dx, ValueRange{}, ValueRange{}, ValueRange{},
+          offsetsAttr, sizesAttr, stepsAttr);
+      Value sum;
       if (isMax) {
         Value window = tensor::ExtractSliceOp::create(
             b, loc, yType, x, ValueRange{}, ValueRange{}, ValueRange{},
             offsetsAttr, sizesAttr, stepsAttr);
-        Value gradInit = tensor::EmptyOp::create(b, loc, yType.getShape(), f32);
         Value maskInit =
             tensor::EmptyOp::create(b, loc, maskType.getShape(), b.getI1Type());
         auto step = linalg::GenericOp::create(
             b, loc, TypeRange{yType, maskType},
-            ValueRange{window, y, dY, taken}, ValueRange{gradInit, maskInit},
+            ValueRange{window, y, dY, taken}, ValueRange{current, maskInit},
             SmallVector<AffineMap>(6, id), parallel,
             [&](OpBuilder &nb, Location nloc, ValueRange args) {
               Value isMaxHere = arith::CmpFOp::create(
@@ -286,21 +290,19 @@ LogicalResult mlir::qtrain::differentiatePooling(ReverseMode &rm,
                   nb, nloc, nb.getFloatAttr(f32, 0.0));
               Value grad =
                   arith::SelectOp::create(nb, nloc, send, args[2], zeroF);
+              Value updated = arith::AddFOp::create(nb, nloc, args[4], grad);
               Value nowTaken =
                   arith::OrIOp::create(nb, nloc, args[3], isMaxHere);
-              linalg::YieldOp::create(nb, nloc, ValueRange{grad, nowTaken});
+              linalg::YieldOp::create(nb, nloc, ValueRange{updated, nowTaken});
             });
-        contribution = step.getResult(0);
+        sum = step.getResult(0);
         taken = step.getResult(1);
+      } else {
+        Value sumInit = tensor::EmptyOp::create(b, loc, yType.getShape(), f32);
+        sum = linalg::AddOp::create(b, loc, ValueRange{current, dY},
+                                    ValueRange{sumInit})
+                  .getResult(0);
       }
-      Value current = tensor::ExtractSliceOp::create(
-          b, loc, yType, dx, ValueRange{}, ValueRange{}, ValueRange{},
-          offsetsAttr, sizesAttr, stepsAttr);
-      Value sumInit = tensor::EmptyOp::create(b, loc, yType.getShape(), f32);
-      Value sum =
-          linalg::AddOp::create(b, loc, ValueRange{current, contribution},
-                                ValueRange{sumInit})
-              .getResult(0);
       dx = tensor::InsertSliceOp::create(b, loc, sum, dx, ValueRange{},
                                          ValueRange{}, ValueRange{},
                                          offsetsAttr, sizesAttr, stepsAttr);

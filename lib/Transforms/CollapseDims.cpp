@@ -17,6 +17,7 @@
 #include "qtrain/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -43,6 +44,22 @@ static SmallVector<ReassociationIndices> mergeableRuns(linalg::LinalgOp op) {
   if (!generic || !generic.hasPureTensorSemantics() ||
       generic.hasIndexSemantics() || op.hasDynamicShape())
     return {};
+  // A strided or partial slice (the windows of a pooling gradient) is not
+  // one run of memory: collapsing it would make bufferization copy it out
+  // and, for an init, back in (two copies of the slice per op). Only
+  // slices that take whole rows of every inner dimension merge.
+  for (Value operand : op->getOperands()) {
+    auto slice = operand.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice)
+      continue;
+    if (!slice.hasUnitStride() ||
+        slice.getSourceType().getRank() != slice.getResultType().getRank())
+      return {};
+    for (int64_t d = 1, e = slice.getResultType().getRank(); d < e; ++d)
+      if (slice.getResultType().getDimSize(d) !=
+          slice.getSourceType().getDimSize(d))
+        return {};
+  }
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   // Plain dimension maps only (no constant or compound results).
   if (!llvm::all_of(maps, [](AffineMap m) {

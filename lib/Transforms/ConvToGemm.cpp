@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -27,6 +28,19 @@ using namespace mlir;
 using namespace mlir::qtrain;
 
 namespace {
+
+/// `v`'s elements [iv, iv + chunk) along dimension 0.
+static Value sliceBatch(OpBuilder &b, Location loc, Value v, Value iv,
+                        int64_t chunk) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)), sizes,
+      strides(type.getRank(), b.getIndexAttr(1));
+  offsets[0] = iv;
+  sizes.push_back(b.getIndexAttr(chunk));
+  for (int64_t d = 1; d < type.getRank(); ++d)
+    sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+  return tensor::ExtractSliceOp::create(b, loc, v, offsets, sizes, strides);
+}
 
 /// C[m, n] += A[m, k] * B[n, k] in f32.
 Value gemmTransposedB(OpBuilder &b, Location loc, Value a, Value bt,
@@ -172,18 +186,79 @@ private:
       chunk /= 2;
     return chunk;
   }
+};
 
-  /// `v`'s elements [iv, iv + chunk) along dimension 0.
-  static Value sliceBatch(OpBuilder &b, Location loc, Value v, Value iv,
-                          int64_t chunk) {
-    auto type = cast<RankedTensorType>(v.getType());
-    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)), sizes,
-        strides(type.getRank(), b.getIndexAttr(1));
-    offsets[0] = iv;
-    sizes.push_back(b.getIndexAttr(chunk));
-    for (int64_t d = 1; d < type.getRank(); ++d)
-      sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
-    return tensor::ExtractSliceOp::create(b, loc, v, offsets, sizes, strides);
+/// An f32 convolution of a zero-padded input (a convolution's input
+/// gradient: the output gradient padded by KH - 1, KW - 1, convolved with
+/// the flipped filter) whose padded input exceeds maxGathered elements, in
+/// batch chunks: each chunk pads its own slice, so the padded copy of the
+/// whole batch (convnet's conv2: 25.7 MB) never exists. Images are
+/// independent, so each output element is the same sum as before.
+struct PaddedConvInBatchChunks : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
+  PaddedConvInBatchChunks(MLIRContext *ctx, int64_t maxGathered)
+      : OpRewritePattern(ctx), maxGathered(maxGathered) {}
+  int64_t maxGathered;
+
+  LogicalResult matchAndRewrite(linalg::Conv2DNchwFchwOp conv,
+                                PatternRewriter &rewriter) const override {
+    if (maxGathered <= 0 || !conv.hasPureTensorSemantics())
+      return rewriter.notifyMatchFailure(conv, "not on tensors");
+    auto pad = conv.getInputs()[0].getDefiningOp<tensor::PadOp>();
+    if (!pad || !pad->hasOneUse())
+      return rewriter.notifyMatchFailure(conv, "input is not a padding");
+    Value zero = pad.getConstantPaddingValue();
+    if (!zero || !matchPattern(zero, m_AnyZeroFloat()))
+      return rewriter.notifyMatchFailure(conv, "not a zero padding");
+    auto padded = cast<RankedTensorType>(pad.getType());
+    auto source = cast<RankedTensorType>(pad.getSourceType());
+    auto output = cast<RankedTensorType>(conv.getOutputs()[0].getType());
+    if (!padded.hasStaticShape() || !source.hasStaticShape() ||
+        !output.hasStaticShape() || !padded.getElementType().isF32() ||
+        !output.getElementType().isF32())
+      return rewriter.notifyMatchFailure(conv, "not static f32");
+    ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+    if (ShapedType::isDynamicShape(low) || ShapedType::isDynamicShape(high) ||
+        low[0] != 0 || low[1] != 0 || high[0] != 0 || high[1] != 0)
+      return rewriter.notifyMatchFailure(conv, "pads the batch or channels");
+    int64_t batch = padded.getDimSize(0);
+    int64_t perImage = padded.getNumElements() / batch;
+    int64_t chunk = batch;
+    while (chunk % 2 == 0 && chunk * perImage > maxGathered)
+      chunk /= 2;
+    if (chunk == batch)
+      return rewriter.notifyMatchFailure(conv, "fits as it is");
+
+    Location loc = conv.getLoc();
+    Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value ub = arith::ConstantIndexOp::create(rewriter, loc, batch);
+    Value step = arith::ConstantIndexOp::create(rewriter, loc, chunk);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, lb, ub, step, ValueRange{conv.getOutputs()[0]},
+        [&](OpBuilder &b, Location l, Value iv, ValueRange acc) {
+          Value part = sliceBatch(b, l, pad.getSource(), iv, chunk);
+          auto partPad = cast<tensor::PadOp>(b.clone(*pad));
+          partPad.getSourceMutable().assign(part);
+          SmallVector<int64_t> shape(padded.getShape());
+          shape[0] = chunk;
+          partPad.getResult().setType(padded.clone(shape));
+          Value out = sliceBatch(b, l, acc[0], iv, chunk);
+          auto partConv = cast<linalg::Conv2DNchwFchwOp>(b.clone(*conv));
+          partConv.getInputsMutable()[0].assign(partPad.getResult());
+          partConv.getOutputsMutable()[0].assign(out);
+          partConv->getResult(0).setType(out.getType());
+          SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes,
+              strides(4, b.getIndexAttr(1));
+          offsets[0] = iv;
+          sizes.push_back(b.getIndexAttr(chunk));
+          for (int64_t d = 1; d < 4; ++d)
+            sizes.push_back(b.getIndexAttr(output.getDimSize(d)));
+          Value whole = tensor::InsertSliceOp::create(
+              b, l, partConv->getResult(0), acc[0], offsets, sizes, strides);
+          scf::YieldOp::create(b, l, whole);
+        });
+    rewriter.replaceOp(conv, loop.getResult(0));
+    rewriter.eraseOp(pad);
+    return success();
   }
 };
 
@@ -191,7 +266,8 @@ struct ConvToGemmPass : mlir::qtrain::impl::ConvToGemmPassBase<ConvToGemmPass> {
   using ConvToGemmPassBase::ConvToGemmPassBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<WindowedContractionAsGemm>(&getContext(), maxGathered);
+    patterns.add<WindowedContractionAsGemm, PaddedConvInBatchChunks>(
+        &getContext(), maxGathered);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

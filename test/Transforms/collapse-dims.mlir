@@ -126,3 +126,37 @@ func.func @left_alone_dynamic(%x: tensor<?x4xf32>, %o: tensor<?x4xf32>, %m: memr
   }
   return %r : tensor<?x4xf32>
 }
+
+// -----
+
+// Strided and partial slices (the windows of a max-pooling gradient, which
+// update the gradient in place) are not one run of memory: collapsing them
+// would make bufferization copy each slice out and back. A slice of whole
+// rows (a batch chunk) still merges.
+#e4 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+// CHECK-LABEL: func.func @strided_window
+//   CHECK-NOT:   tensor.collapse_shape
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+//       CHECK:   tensor.insert_slice
+func.func @strided_window(%dy: tensor<2x3x4x4xf32>, %dx: tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32> {
+  %win = tensor.extract_slice %dx[0, 0, 0, 1] [2, 3, 4, 4] [1, 1, 2, 2] : tensor<2x3x8x8xf32> to tensor<2x3x4x4xf32>
+  %sum = linalg.generic {indexing_maps = [#e4, #e4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%dy : tensor<2x3x4x4xf32>) outs(%win : tensor<2x3x4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x4x4xf32>
+  %r = tensor.insert_slice %sum into %dx[0, 0, 0, 1] [2, 3, 4, 4] [1, 1, 2, 2] : tensor<2x3x4x4xf32> into tensor<2x3x8x8xf32>
+  return %r : tensor<2x3x8x8xf32>
+}
+// CHECK-LABEL: func.func @batch_chunk
+//       CHECK:   tensor.collapse_shape {{.*}} into tensor<96xf32>
+//       CHECK:   linalg.generic {{.*}} iterator_types = ["parallel"]}
+func.func @batch_chunk(%x: tensor<8x3x4x4xf32>, %o: tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32> {
+  %part = tensor.extract_slice %x[2, 0, 0, 0] [2, 3, 4, 4] [1, 1, 1, 1] : tensor<8x3x4x4xf32> to tensor<2x3x4x4xf32>
+  %r = linalg.generic {indexing_maps = [#e4, #e4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%part : tensor<2x3x4x4xf32>) outs(%o : tensor<2x3x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<2x3x4x4xf32>
+  return %r : tensor<2x3x4x4xf32>
+}

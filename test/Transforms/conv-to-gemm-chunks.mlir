@@ -31,3 +31,61 @@ func.func @weight_grad(%xin: tensor<8x3x8x8xf32>, %err: tensor<8x4x6x6xf32>, %in
   } -> tensor<4x3x3x3xf32>
   return %dw : tensor<4x3x3x3xf32>
 }
+
+// A convolution's input gradient: the output gradient padded by 2 on each
+// side and convolved with the flipped filter. The padded input holds
+// 8 * 4 * 10 * 10 = 3200 elements, over max-gathered=1000: the batch runs
+// in chunks of 2 images (800 elements), each padding its own slice, so the
+// padded copy of the whole batch never exists.
+// CHECK-LABEL: func.func @input_grad
+//   CHECK-DAG:   %[[C2:.*]] = arith.constant 2 : index
+//       CHECK:   %[[FILL:.*]] = linalg.fill
+//       CHECK:   scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %[[C2]] iter_args(%[[ACC:.*]] = %[[FILL]]) -> (tensor<8x3x8x8xf32>)
+//       CHECK:     %[[PART:.*]] = tensor.extract_slice %{{.*}}[%[[I]], 0, 0, 0] [2, 4, 6, 6] [1, 1, 1, 1]
+//       CHECK:     %[[PAD:.*]] = tensor.pad %[[PART]] low[0, 0, 2, 2] high[0, 0, 2, 2]
+//       CHECK:     } : tensor<2x4x6x6xf32> to tensor<2x4x10x10xf32>
+//       CHECK:     %[[OUT:.*]] = tensor.extract_slice %[[ACC]][%[[I]], 0, 0, 0] [2, 3, 8, 8] [1, 1, 1, 1]
+//       CHECK:     %[[Y:.*]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%[[PAD]], %{{.*}} : tensor<2x4x10x10xf32>, tensor<3x4x3x3xf32>) outs(%[[OUT]] : tensor<2x3x8x8xf32>)
+//       CHECK:     %[[NEW:.*]] = tensor.insert_slice %[[Y]] into %[[ACC]][%[[I]], 0, 0, 0] [2, 3, 8, 8] [1, 1, 1, 1]
+//       CHECK:     scf.yield %[[NEW]]
+// WHOLE-LABEL: func.func @input_grad
+//   WHOLE-NOT:   scf.for
+//       WHOLE:   tensor.pad
+//       WHOLE:   linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x4x10x10xf32>
+func.func @input_grad(%g: tensor<8x4x6x6xf32>, %w: tensor<3x4x3x3xf32>) -> tensor<8x3x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %g low[0, 0, 2, 2] high[0, 0, 2, 2] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<8x4x6x6xf32> to tensor<8x4x10x10xf32>
+  %e = tensor.empty() : tensor<8x3x8x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8x3x8x8xf32>) -> tensor<8x3x8x8xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%p, %w : tensor<8x4x10x10xf32>, tensor<3x4x3x3xf32>) outs(%init : tensor<8x3x8x8xf32>) -> tensor<8x3x8x8xf32>
+  return %y : tensor<8x3x8x8xf32>
+}
+
+// Left as they are: a padding with a non-zero value, and one that pads the
+// channels.
+// CHECK-LABEL: func.func @not_chunked
+//   CHECK-NOT:   scf.for
+// CHECK-COUNT-2: linalg.conv_2d_nchw_fchw {{.*}} tensor<8x
+func.func @not_chunked(%g: tensor<8x4x6x6xf32>, %w: tensor<3x4x3x3xf32>, %w6: tensor<3x6x3x3xf32>) -> (tensor<8x3x8x8xf32>, tensor<8x3x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %p = tensor.pad %g low[0, 0, 2, 2] high[0, 0, 2, 2] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %one : f32
+  } : tensor<8x4x6x6xf32> to tensor<8x4x10x10xf32>
+  %q = tensor.pad %g low[0, 1, 2, 2] high[0, 1, 2, 2] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<8x4x6x6xf32> to tensor<8x6x10x10xf32>
+  %e = tensor.empty() : tensor<8x3x8x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8x3x8x8xf32>) -> tensor<8x3x8x8xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%p, %w : tensor<8x4x10x10xf32>, tensor<3x4x3x3xf32>) outs(%init : tensor<8x3x8x8xf32>) -> tensor<8x3x8x8xf32>
+  %z = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%q, %w6 : tensor<8x6x10x10xf32>, tensor<3x6x3x3xf32>) outs(%init : tensor<8x3x8x8xf32>) -> tensor<8x3x8x8xf32>
+  return %y, %z : tensor<8x3x8x8xf32>, tensor<8x3x8x8xf32>
+}

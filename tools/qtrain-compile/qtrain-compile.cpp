@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
@@ -29,6 +30,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -112,6 +114,11 @@ static cl::opt<std::string> precisionProfile(
 static cl::opt<std::string>
     precisionReport("precision-report", cl::init(""),
                     cl::desc("Write the precision assignment as JSON here"));
+
+static cl::opt<std::string> dumpBuffers(
+    "dump-buffers", cl::init(""),
+    cl::desc("Write the training step as buffers (after bufferization and "
+             "qtrain-free-early) to this file, for scripts/step-buffers.py"));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "qtrain-compile: error: " << message << "\n";
@@ -326,9 +333,28 @@ int main(int argc, char **argv) {
   // CPU lowering, packed entry points, object code, shared object.
   PassManager lowering(&context);
   mlir::qtrain::buildCPULoweringPipeline(lowering);
+  // --dump-buffers: the step as buffers, after qtrain-free-early placed
+  // the deallocations (scripts/step-buffers.py reads it).
+  std::unique_ptr<llvm::ToolOutputFile> buffersOut;
+  if (!dumpBuffers.empty()) {
+    std::string error;
+    buffersOut = openOutputFile(dumpBuffers, &error);
+    if (!buffersOut)
+      return fail(error);
+    context.disableMultithreading();
+    lowering.enableIRPrinting(
+        [](Pass *, Operation *) { return false; },
+        [](Pass *pass, Operation *) {
+          return pass->getArgument() == "qtrain-free-early";
+        },
+        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+        /*printAfterOnlyOnFailure=*/false, buffersOut->os());
+  }
   if (failed(lowering.run(*module)) ||
       failed(mlir::qtrain::addPackedEntryPoints(*module)))
     return 1;
+  if (buffersOut)
+    buffersOut->keep();
   // The bundle is built in OUT.partial and renamed into place at the end,
   // so OUT is never half written; an existing OUT is replaced only if it is
   // a bundle (or empty).

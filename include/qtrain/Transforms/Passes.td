@@ -699,7 +699,8 @@ def CopiesToLinalgPass : Pass<"qtrain-copies-to-linalg"> {
 }
 
 def ConvToGemmPass : Pass<"qtrain-conv-to-gemm"> {
-  let summary = "Run f32 windowed contractions (weight gradients) as GEMMs";
+  let summary = "Run f32 windowed contractions (weight gradients) as GEMMs, "
+                "large padded convolutions in batch chunks";
   let description = [{
     Rewrites each f32 multiply-accumulate `linalg.generic` on static tensors
     that reads windows of an operand (a convolution's weight gradient,
@@ -721,7 +722,13 @@ def ConvToGemmPass : Pass<"qtrain-conv-to-gemm"> {
     f32 convolutions (`linalg.conv_2d_nchw_fchw`) are left as they are:
     qtrain-microkernels runs them as implicit GEMMs after bufferization,
     which needs no patch buffer (an explicit im2col of convnet's conv2
-    input gradient is 50 M floats).
+    input gradient is 50 M floats). But a convolution of a zero-padded
+    input (an input gradient: the output gradient padded by the kernel
+    extent) whose padded input exceeds `max-gathered` elements runs in
+    batch chunks the same way: each chunk pads its own slice and
+    convolves it into its slice of the result, so the padded copy of the
+    whole batch (convnet's conv2: 25.7 MB) never exists. Images are
+    independent, so the results are the same bit for bit.
   }];
   let options = [
     Option<"maxGathered", "max-gathered", "int64_t", /*default=*/"1048576",
