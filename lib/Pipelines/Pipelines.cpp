@@ -40,6 +40,7 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createLoopOrderPass());
   pm.addPass(createReassociateSumsPass());
+  pm.addPass(createReuseDyingInputsPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

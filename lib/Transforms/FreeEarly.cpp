@@ -5,7 +5,8 @@
 // ever allocates until it returns. This pass moves each memref.dealloc to
 // right after the last op of its block that uses the buffer or any view of
 // it, so that memory is reused while the step runs. It stays put when an
-// alias may be used where the analysis cannot see it.
+// alias may be used where the analysis cannot see it. Each memref.alloc
+// moves the other way, to right before its first use in its block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,5 +72,29 @@ void FreeEarlyPass::runOnOperation() {
       continue;
     dealloc->moveAfter(last);
     ++numMoved;
+  }
+
+  // Allocate late: bufferization allocates a tensor.empty's buffer where
+  // the empty tensor was defined, which may be long before the op that
+  // fills it (convnet's ReLU output was allocated before the convolution
+  // it follows). Each alloc moves to right before the first op of its block
+  // that uses it; every view of it is made by such a user, so none comes
+  // earlier. Its size operands are defined before it, so they still
+  // dominate.
+  SmallVector<memref::AllocOp> allocs;
+  root->walk([&](memref::AllocOp op) { allocs.push_back(op); });
+  for (memref::AllocOp alloc : allocs) {
+    Block *block = alloc->getBlock();
+    Operation *first = nullptr;
+    for (Operation *user : alloc->getUsers()) {
+      Operation *ancestor = block->findAncestorOpInBlock(*user);
+      if (ancestor && (!first || ancestor->isBeforeInBlock(first)))
+        first = ancestor;
+    }
+    if (!first || first == alloc->getNextNode() ||
+        !alloc->isBeforeInBlock(first))
+      continue;
+    alloc->moveBefore(first);
+    ++numSunk;
   }
 }

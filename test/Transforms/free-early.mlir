@@ -1,14 +1,15 @@
 // RUN: qtrain-opt %s -split-input-file --qtrain-free-early | FileCheck %s --enable-var-scope
 
 // Each dealloc moves to right after the last use of its buffer, views
-// included; the order of the rest is unchanged.
+// included, and each alloc to right before its first use; the order of the
+// rest is unchanged.
 // CHECK-LABEL: func.func @chain
 //       CHECK:   %[[A:.*]] = memref.alloc() : memref<4xf32>
 //       CHECK:   linalg.fill ins(%{{.*}} : f32) outs(%[[A]] : memref<4xf32>)
-//       CHECK:   %[[B:.*]] = memref.alloc() : memref<4xf32>
 //       CHECK:   %[[V:.*]] = memref.subview %[[A]][0] [2] [1]
 //       CHECK:   linalg.copy ins(%[[V]] : {{.*}}) outs(%{{.*}} : memref<2xf32>)
 //  CHECK-NEXT:   memref.dealloc %[[A]] : memref<4xf32>
+//  CHECK-NEXT:   %[[B:.*]] = memref.alloc() : memref<4xf32>
 //  CHECK-NEXT:   linalg.fill ins(%{{.*}} : f32) outs(%[[B]] : memref<4xf32>)
 //  CHECK-NEXT:   linalg.copy ins(%[[B]] : memref<4xf32>) outs(%{{.*}} : memref<4xf32>)
 //  CHECK-NEXT:   memref.dealloc %[[B]] : memref<4xf32>
@@ -64,5 +65,30 @@ func.func @guarded(%c: f32, %own: i1, %out: memref<4xf32>) {
   scf.if %own {
     memref.dealloc %a : memref<4xf32>
   }
+  return
+}
+
+// -----
+
+// Allocate late: a buffer allocated before unrelated work (as bufferization
+// places a tensor.empty's buffer) moves to right before its first user, so
+// it is not alive while %a is; one allocated right before its user stays.
+// CHECK-LABEL: func.func @allocate_late
+//       CHECK:   %[[A:.*]] = memref.alloc() : memref<4xf32>
+//  CHECK-NEXT:   linalg.fill ins(%{{.*}} : f32) outs(%[[A]] : memref<4xf32>)
+//  CHECK-NEXT:   linalg.copy ins(%[[A]] : memref<4xf32>) outs(%{{.*}} : memref<4xf32>)
+//  CHECK-NEXT:   memref.dealloc %[[A]]
+//  CHECK-NEXT:   %[[B:.*]] = memref.alloc() : memref<8xf32>
+//  CHECK-NEXT:   memref.subview %[[B]]
+func.func @allocate_late(%c: f32, %out: memref<4xf32>, %out8: memref<8xf32>) {
+  %b = memref.alloc() : memref<8xf32>
+  %a = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%c : f32) outs(%a : memref<4xf32>)
+  linalg.copy ins(%a : memref<4xf32>) outs(%out : memref<4xf32>)
+  %v = memref.subview %b[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  linalg.fill ins(%c : f32) outs(%v : memref<4xf32, strided<[1]>>)
+  linalg.copy ins(%b : memref<8xf32>) outs(%out8 : memref<8xf32>)
+  memref.dealloc %a : memref<4xf32>
+  memref.dealloc %b : memref<8xf32>
   return
 }

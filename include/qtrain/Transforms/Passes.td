@@ -407,6 +407,21 @@ def CollapseDimsPass : Pass<"qtrain-collapse-dims"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ReuseDyingInputsPass : Pass<"qtrain-reuse-dying-inputs"> {
+  let summary = "Write elementwise results into the buffer of a dying input";
+  let description = [{
+    For each all-parallel `linalg.generic` on tensors whose init is a
+    `tensor.empty` (possibly reshaped) that the body does not read: if an
+    input has the result's type, is read through the identity map and is an
+    op's result that only this generic reads (looking through reshapes), it
+    becomes the init too. One-shot bufferization then writes the result
+    into the input's buffer instead of allocating a second one while the
+    input is still alive. The computation does not change.
+    `qtrain-lower-cpu` runs it right before bufferization.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def UnrollShortLoopsPass : Pass<"qtrain-unroll-short-loops"> {
   let summary = "Fully unroll innermost scf.for loops of at most 4 iterations";
   let description = [{
@@ -659,7 +674,8 @@ def FuseDecodesPass : Pass<"qtrain-fuse-decodes"> {
 }
 
 def FreeEarlyPass : Pass<"qtrain-free-early"> {
-  let summary = "Free each buffer right after its last use";
+  let summary = "Free each buffer right after its last use, allocate it "
+                "right before its first";
   let description = [{
     MLIR's ownership-based buffer deallocation frees the buffers allocated
     in a block at the end of that block: a training step, one block, holds
@@ -680,9 +696,16 @@ def FreeEarlyPass : Pass<"qtrain-free-early"> {
     ...
     memref.dealloc %a : memref<4xf32>   // moves to right after linalg.copy
     ```
+
+    Each `memref.alloc` moves the other way, to right before the first op
+    of its block that uses it (bufferization allocates a `tensor.empty`'s
+    buffer where the empty tensor is defined, which can be long before the
+    op that fills it). Every view of the buffer is made by such a user, and
+    its size operands are defined before it, so the move is safe.
   }];
   let statistics = [
     Statistic<"numMoved", "moved-deallocs", "Deallocations moved earlier">,
+    Statistic<"numSunk", "moved-allocs", "Allocations moved later">,
   ];
 }
 
