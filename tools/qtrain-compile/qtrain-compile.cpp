@@ -40,85 +40,111 @@ using namespace mlir;
 namespace cl = llvm::cl;
 namespace rt = ::qtrain::rt;
 
+static cl::OptionCategory compileCategory("qtrain-compile options");
+
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
-                                      cl::desc("<forward graph .mlir>"));
+                                      cl::desc("<forward graph .mlir>"),
+                                      cl::cat(compileCategory));
 static cl::opt<std::string> outputDir("o", cl::Required,
                                       cl::desc("Bundle directory to write"),
-                                      cl::value_desc("model.qtb"));
+                                      cl::value_desc("model.qtb"),
+                                      cl::cat(compileCategory));
 static cl::opt<std::string> policy("policy", cl::init("cpt"),
-                                   cl::desc("cpt, static, ldp or none"));
+                                   cl::desc("cpt, static, ldp or none"),
+                                   cl::cat(compileCategory));
 static cl::opt<std::string>
     schedule("schedule", cl::init(""),
-             cl::desc("Default schedule (docs/schedules.md); default "
+             cl::desc("Default schedule (docs/schedules.md, "
+                      "cl::cat(compileCategory)); default "
                       "cpt:MIN:MAX over --bits for policy=cpt"));
 static cl::opt<double>
     ldpLambda("ldp-lambda", cl::init(1.0),
               cl::desc("policy=ldp: default weight of the cost term "
-                       "(qtrain-run --ldp-lambda overrides it)"));
+                       "(qtrain-run --ldp-lambda overrides it)"),
+              cl::cat(compileCategory));
 static cl::opt<double>
     ldpInit("ldp-init", cl::init(0.0),
             cl::desc("policy=ldp: initial value of every learnable "
-                     "precision p (0: the minimum bits)"));
+                     "precision p (0: the minimum bits)"),
+            cl::cat(compileCategory));
 static cl::opt<double> maxTensorGiB(
     "max-tensor-gib", cl::init(8.0),
     cl::desc("Refuse a step with a tensor larger than this (GiB): the "
-             "compiled step would fail to allocate it"));
+             "compiled step would fail to allocate it"),
+    cl::cat(compileCategory));
 static cl::opt<std::string> bits("bits", cl::init("3:8"),
                                  cl::desc("Forward precisions: MIN:MAX or a "
-                                          "list B,B,..."));
+                                          "list B,B,..."),
+                                 cl::cat(compileCategory));
 static cl::opt<std::string> gradBits("grad-bits", cl::init("8"),
-                                     cl::desc("Backward precisions"));
+                                     cl::desc("Backward precisions"),
+                                     cl::cat(compileCategory));
 static cl::opt<bool> fp32("fp32", cl::init(true),
-                          cl::desc("Also compile the fp32 variants"));
+                          cl::desc("Also compile the fp32 variants"),
+                          cl::cat(compileCategory));
 static cl::opt<bool> liftParams("lift-params", cl::init(false),
-                                cl::desc("Lift exported weight constants"));
+                                cl::desc("Lift exported weight constants"),
+                                cl::cat(compileCategory));
 static cl::opt<int64_t> batch("batch", cl::init(0),
-                              cl::desc("Re-batch the graph to this batch"));
+                              cl::desc("Re-batch the graph to this batch"),
+                              cl::cat(compileCategory));
 static cl::opt<std::string> loss("loss", cl::init("cross-entropy"),
-                                 cl::desc("cross-entropy"));
+                                 cl::desc("cross-entropy"),
+                                 cl::cat(compileCategory));
 static cl::opt<std::string>
     targetCpu("target-cpu", cl::init("native"),
               cl::desc("CPU to compile for: native, or e.g. x86-64 for a "
-                       "portable bundle"));
+                       "portable bundle"),
+              cl::cat(compileCategory));
 static cl::opt<unsigned> maxVariants("max-variants", cl::init(1000),
-                                     cl::desc("Variant budget"));
+                                     cl::desc("Variant budget"),
+                                     cl::cat(compileCategory));
 // Mixed-precision float formats under a memory budget (PAPERS.md section 4,
 // qtrain-assign-precision).
 static cl::opt<std::string> precisionRatio(
     "precision-ratio", cl::init(""),
     cl::desc("Store this fraction r in [0, 1] of the step's tensors in low "
-             "float formats (PAPERS.md section 4)"));
+             "float formats (PAPERS.md section 4)"),
+    cl::cat(compileCategory));
 static cl::opt<std::string> precisionBudget(
     "precision-budget", cl::init(""),
     cl::desc("Memory budget of the step's tensors (bytes, or with KiB/MiB/"
-             "GiB): the smallest r that fits"));
+             "GiB): the smallest r that fits"),
+    cl::cat(compileCategory));
 static cl::opt<std::string>
     precisionOrder("precision-order", cl::init("largest"),
                    cl::desc("Group order: largest (the paper), smallest, "
-                            "random, scored, profiled (ours)"));
+                            "random, scored, profiled (ours)"),
+                   cl::cat(compileCategory));
 static cl::opt<uint64_t> precisionSeed("precision-seed", cl::init(0),
-                                       cl::desc("Seed of the random order"));
+                                       cl::desc("Seed of the random order"),
+                                       cl::cat(compileCategory));
 static cl::opt<std::string>
     precisionScores("precision-scores", cl::init(""),
                     cl::desc("Scored order: one score per group, comma-"
-                             "separated"));
+                             "separated"),
+                    cl::cat(compileCategory));
 static cl::opt<bool> precisionPromotion(
     "precision-promotion", cl::init(true),
     cl::desc("Compile the high-format variant of every low P/Y rounding so "
              "that the runtime can promote it (saved activations then take "
-             "2 bytes, the high format's width, instead of 1)"));
+             "2 bytes, the high format's width, instead of 1)"),
+    cl::cat(compileCategory));
 static cl::opt<std::string> precisionProfile(
     "precision-profile", cl::init(""),
     cl::desc("--precision-order=profiled: the overflow profile written by "
-             "qtrain-run --overflow-profile"));
+             "qtrain-run --overflow-profile"),
+    cl::cat(compileCategory));
 static cl::opt<std::string>
     precisionReport("precision-report", cl::init(""),
-                    cl::desc("Write the precision assignment as JSON here"));
+                    cl::desc("Write the precision assignment as JSON here"),
+                    cl::cat(compileCategory));
 
 static cl::opt<std::string> dumpBuffers(
     "dump-buffers", cl::init(""),
     cl::desc("Write the training step as buffers (after bufferization and "
-             "qtrain-free-early) to this file, for scripts/step-buffers.py"));
+             "qtrain-free-early) to this file, for scripts/step-buffers.py"),
+    cl::cat(compileCategory));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "qtrain-compile: error: " << message << "\n";
@@ -160,6 +186,8 @@ int main(int argc, char **argv) {
   std::string commandLine;
   for (int i = 1; i < argc; ++i)
     commandLine += std::string(i > 1 ? " " : "") + argv[i];
+  // --help lists qtrain-compile's options, not every LLVM backend's.
+  cl::HideUnrelatedOptions(compileCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "qtrain-compile: forward graph to bundle\n");
   auto start = std::chrono::steady_clock::now();
