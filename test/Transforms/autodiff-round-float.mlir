@@ -22,8 +22,8 @@
 //  CHECK-SAME:   %[[W:[^:]*]]: tensor<3x5xf32> {qtrain.param}, %{{[^:]*}}: tensor<3x5xf32>, %[[X:[^:]*]]: tensor<4x5xf32>,
 //  CHECK-SAME:   %[[SCALE:[^:]*]]: tensor<1xf32> {qtrain.state = "loss_scale"}
 // Forward: P and Y in their formats, saturating.
-//       CHECK:   %[[RX:.*]] = qtrain.round_float %[[X]] to <6, 9, 0, saturate> role activation : tensor<4x5xf32>
-//       CHECK:   %[[RW:.*]] = qtrain.round_float %[[W]] to <4, 3, 4, saturate> role weight : tensor<3x5xf32>
+//   CHECK-DAG:   %[[RX:.*]] = qtrain.round_float %[[X]] to <6, 9, 0, saturate> role activation : tensor<4x5xf32>
+//   CHECK-DAG:   %[[RW:.*]] = qtrain.round_float %[[W]] to <4, 3, 4, saturate> role weight : tensor<3x5xf32>
 //       CHECK:   %[[H:.*]] = linalg.matmul {{.*}} ins(%[[RX]], %[[RW]] :
 //  CHECK-NEXT:   %[[RH:.*]] = qtrain.round_float %[[H]] to <4, 3, 4, saturate> role activation : tensor<4x3xf32>
 //  CHECK-NEXT:   %[[R:.*]] = linalg.generic {{.*}} ins(%[[RH]] :

@@ -11,6 +11,8 @@
 //  CHECK-SAME:   %{{[^:]*}}: tensor<1xf32> {qtrain.state = "loss_scale"},
 //  CHECK-SAME:   %[[FLAGS:[^:]*]]: tensor<3xf32> {qtrain.state = "promotion", qtrain.tensors = ["P of argument 0", "Y of argument 1", "Y of matmul at insert-rounding-promotion.mlir:[[#MATMUL:]]"]},
 //  CHECK-SAME:   %[[OLD:[^:]*]]: tensor<3xf32> {qtrain.state = "overflow", qtrain.tensors = ["P of argument 0", "Y of argument 1", "Y of matmul at insert-rounding-promotion.mlir:[[#MATMUL]]"]})
+// The data is rounded at the start, the weight right before its first
+// reader (the transpose).
 //       CHECK:   %[[I1:.*]] = arith.constant 1 : index
 //  CHECK-NEXT:   %[[F1:.*]] = tensor.extract %[[FLAGS]][%[[I1]]] : tensor<3xf32>
 //  CHECK-NEXT:   %[[Z1:.*]] = arith.constant 0.000000e+00 : f32
@@ -24,6 +26,7 @@
 //       CHECK:   qtrain.round_float %[[GW]] to <4, 3, 4, saturate> or <6, 9, 0, saturate> if %{{.*}} role weight
 //  CHECK-NEXT:   %[[NW:.*]] = qtrain.count_overflow %[[GW]] for <4, 3, 4, saturate> : tensor<3x5xf32>
 //       CHECK:   %[[RATIOW:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
+//       CHECK:   linalg.transpose
 //       CHECK:   %[[Y:.*]] = linalg.matmul
 //       CHECK:   qtrain.round_float %[[Y]] to <4, 3, 4, saturate> or <6, 9, 0, saturate> if %{{.*}} role activation
 //  CHECK-NEXT:   qtrain.count_overflow %[[Y]] for <4, 3, 4, saturate> : tensor<4x3xf32>

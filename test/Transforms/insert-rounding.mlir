@@ -19,18 +19,17 @@
 // The dynamic loss scale, returned unchanged.
 //  CHECK-SAME:   %[[SCALE:[^:]*]]: tensor<1xf32> {qtrain.state = "loss_scale"})
 //  CHECK-SAME:   -> (tensor<4x3xf32>, tensor<1xf32> {qtrain.state = "loss_scale"})
-//   CHECK-DAG:   %[[RX:.*]] = qtrain.round_float %[[X]] to <6, 9, 0, saturate> role activation : tensor<4x1x6x6xf32>
-//   CHECK-DAG:   %[[GX:.*]] = qtrain.grad_round_float %[[RX]] to <6, 9, 0> role error : tensor<4x1x6x6xf32>
-//   CHECK-DAG:   %[[GW1:.*]] = qtrain.grad_round_float %[[W1]] to <6, 9, 0> role weight_grad : tensor<2x1x3x3xf32>
-//   CHECK-DAG:   %[[RW1:.*]] = qtrain.round_float %[[GW1]] to <6, 9, 0, saturate> role weight : tensor<2x1x3x3xf32>
-//   CHECK-DAG:   %[[GB1:.*]] = qtrain.grad_round_float %[[B1]] to <6, 9, 0> role weight_grad : tensor<2xf32>
-//   CHECK-DAG:   %[[RB1:.*]] = qtrain.round_float %[[GB1]] to <6, 9, 0, saturate> role weight : tensor<2xf32>
-//   CHECK-DAG:   %[[GW2:.*]] = qtrain.grad_round_float %[[W2]] to <6, 9, 0> role weight_grad : tensor<3x8xf32>
-//   CHECK-DAG:   %[[RW2:.*]] = qtrain.round_float %[[GW2]] to <4, 3, 4, saturate> role weight : tensor<3x8xf32>
-//   CHECK-DAG:   %[[GB2:.*]] = qtrain.grad_round_float %[[B2]] to <6, 9, 0> role weight_grad : tensor<3xf32>
-//   CHECK-DAG:   %[[RB2:.*]] = qtrain.round_float %[[GB2]] to <4, 3, 4, saturate> role weight : tensor<3xf32>
-//       CHECK:   %[[CB:.*]] = linalg.generic {{.*}} ins(%[[RB1]] : tensor<2xf32>)
-//       CHECK:   %[[C:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%[[GX]], %[[RW1]] : {{.*}}) outs(%[[CB]] :
+// The data is rounded at the start; each parameter right before its first
+// reader, so that the step does not hold a rounded weight before it is
+// needed.
+//       CHECK:   %[[RX:.*]] = qtrain.round_float %[[X]] to <6, 9, 0, saturate> role activation : tensor<4x1x6x6xf32>
+//  CHECK-NEXT:   %[[GX:.*]] = qtrain.grad_round_float %[[RX]] to <6, 9, 0> role error : tensor<4x1x6x6xf32>
+//       CHECK:   %[[GB1:.*]] = qtrain.grad_round_float %[[B1]] to <6, 9, 0> role weight_grad : tensor<2xf32>
+//  CHECK-NEXT:   %[[RB1:.*]] = qtrain.round_float %[[GB1]] to <6, 9, 0, saturate> role weight : tensor<2xf32>
+//  CHECK-NEXT:   %[[CB:.*]] = linalg.generic {{.*}} ins(%[[RB1]] : tensor<2xf32>)
+//       CHECK:   %[[GW1:.*]] = qtrain.grad_round_float %[[W1]] to <6, 9, 0> role weight_grad : tensor<2x1x3x3xf32>
+//  CHECK-NEXT:   %[[RW1:.*]] = qtrain.round_float %[[GW1]] to <6, 9, 0, saturate> role weight : tensor<2x1x3x3xf32>
+//  CHECK-NEXT:   %[[C:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%[[GX]], %[[RW1]] : {{.*}}) outs(%[[CB]] :
 //  CHECK-NEXT:   %[[RC:.*]] = qtrain.round_float %[[C]] to <4, 3, 4, saturate> role activation : tensor<4x2x4x4xf32>
 //  CHECK-NEXT:   %[[GC:.*]] = qtrain.grad_round_float %[[RC]] to <5, 2, 0> role error : tensor<4x2x4x4xf32>
 //  CHECK-NEXT:   %[[R:.*]] = linalg.generic {{.*}} ins(%[[GC]] : tensor<4x2x4x4xf32>)
@@ -42,9 +41,13 @@
 // The collapse aliases the pool's output: it reads the rounded value and is
 // not rounded again.
 //  CHECK-NEXT:   %[[FLAT:.*]] = tensor.collapse_shape %[[GP]]
-//   CHECK-NOT:   qtrain.round_float
-//       CHECK:   %[[WT:.*]] = linalg.transpose ins(%[[RW2]] :
-//       CHECK:   %[[HB:.*]] = linalg.generic {{.*}} ins(%[[RB2]] : tensor<3xf32>)
+//   CHECK-NOT:   qtrain.round_float %[[FLAT]]
+//       CHECK:   %[[GW2:.*]] = qtrain.grad_round_float %[[W2]] to <6, 9, 0> role weight_grad : tensor<3x8xf32>
+//  CHECK-NEXT:   %[[RW2:.*]] = qtrain.round_float %[[GW2]] to <4, 3, 4, saturate> role weight : tensor<3x8xf32>
+//  CHECK-NEXT:   %[[WT:.*]] = linalg.transpose ins(%[[RW2]] :
+//       CHECK:   %[[GB2:.*]] = qtrain.grad_round_float %[[B2]] to <6, 9, 0> role weight_grad : tensor<3xf32>
+//  CHECK-NEXT:   %[[RB2:.*]] = qtrain.round_float %[[GB2]] to <4, 3, 4, saturate> role weight : tensor<3xf32>
+//  CHECK-NEXT:   %[[HB:.*]] = linalg.generic {{.*}} ins(%[[RB2]] : tensor<3xf32>)
 //       CHECK:   %[[H:.*]] = linalg.matmul ins(%[[FLAT]], %[[WT]] : {{.*}}) outs(%[[HB]] :
 //  CHECK-NEXT:   %[[RH:.*]] = qtrain.round_float %[[H]] to <6, 9, 0, saturate> role activation : tensor<4x3xf32>
 //  CHECK-NEXT:   %[[GH:.*]] = qtrain.grad_round_float %[[RH]] to <6, 9, 0> role error : tensor<4x3xf32>
