@@ -171,7 +171,7 @@ private:
   int64_t batchChunk(ArrayRef<AffineMap> maps, const GemmLoops &loops,
                      ArrayRef<int64_t> ranges) const {
     std::optional<unsigned> batch = batchLoop(maps, loops);
-    if (!batch || maxGathered <= 0)
+    if (!batch || maxGathered <= 0 || ranges[*batch] <= 0)
       return batch ? ranges[*batch] : 1;
     auto product = [&](ArrayRef<unsigned> dims) {
       int64_t p = 1;
@@ -221,6 +221,8 @@ struct PaddedConvInBatchChunks : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
         low[0] != 0 || low[1] != 0 || high[0] != 0 || high[1] != 0)
       return rewriter.notifyMatchFailure(conv, "pads the batch or channels");
     int64_t batch = padded.getDimSize(0);
+    if (batch <= 0 || padded.getNumElements() <= 0)
+      return rewriter.notifyMatchFailure(conv, "empty");
     int64_t perImage = padded.getNumElements() / batch;
     int64_t chunk = batch;
     while (chunk % 2 == 0 && chunk * perImage > maxGathered)

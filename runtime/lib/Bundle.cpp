@@ -873,17 +873,17 @@ Status qtrain::rt::openBundle(const std::string &dir,
                        "qtrain_step_memory_set_failure_handler"));
   bundle->memorySetLimit = reinterpret_cast<void (*)(int64_t)>(
       lookupSymbol(bundle->handle, "qtrain_step_memory_set_limit"));
-  bundle->memoryMark = reinterpret_cast<int64_t (*)()>(
-      lookupSymbol(bundle->handle, "qtrain_step_memory_mark"));
-  bundle->memoryReleaseSince = reinterpret_cast<void (*)(int64_t)>(
-      lookupSymbol(bundle->handle, "qtrain_step_memory_release_since"));
-  if (setHandler && bundle->memorySetLimit && bundle->memoryMark &&
-      bundle->memoryReleaseSince) {
+  bundle->memoryBegin = reinterpret_cast<int64_t (*)()>(
+      lookupSymbol(bundle->handle, "qtrain_step_memory_begin"));
+  bundle->memoryEnd = reinterpret_cast<void (*)(int64_t, int32_t)>(
+      lookupSymbol(bundle->handle, "qtrain_step_memory_end"));
+  if (setHandler && bundle->memorySetLimit && bundle->memoryBegin &&
+      bundle->memoryEnd) {
     setHandler(&onStepAllocationFailure);
   } else {
     bundle->memorySetLimit = nullptr;
-    bundle->memoryMark = nullptr;
-    bundle->memoryReleaseSince = nullptr;
+    bundle->memoryBegin = nullptr;
+    bundle->memoryEnd = nullptr;
   }
   for (const SiteSpec &site : m.sites) {
     std::vector<void *> &addresses = bundle->variantAddresses.emplace_back();
@@ -930,19 +930,20 @@ Status Bundle::setStepMemoryLimit(int64_t bytes, ErrorKind *kind) const {
 Status Bundle::runStep(StepFunction step, void **args, ErrorKind *kind) const {
   if (kind)
     *kind = ErrorKind::None;
-  if (!memoryMark) {
+  if (!memoryBegin) {
     step(args);
     return Status::success();
   }
   StepRecovery recovery;
   StepRecovery *outer = stepRecovery;
   stepRecovery = &recovery;
-  int64_t mark = memoryMark();
+  int64_t token = memoryBegin();
   bool returned = callRecoverably(step, args, recovery);
   stepRecovery = outer;
+  // An abandoned step's buffers are freed; other threads' steps keep theirs.
+  memoryEnd(token, returned ? 0 : 1);
   if (returned)
     return Status::success();
-  memoryReleaseSince(mark);
   std::string message = "the compiled step could not allocate " +
                         std::to_string(recovery.requested) + " bytes with " +
                         std::to_string(recovery.held) +

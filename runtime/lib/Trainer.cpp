@@ -269,10 +269,10 @@ Status Trainer::create(std::shared_ptr<const Bundle> bundle,
   if (o.maxStepMemory < 0)
     return failWith(kind, ErrorKind::InvalidArgument,
                     "step memory limit must not be negative");
-  if (o.maxStepMemory > 0)
-    if (Status s = bundle->setStepMemoryLimit(o.maxStepMemory, kind);
-        s.failed())
-      return s;
+  if (o.maxStepMemory > 0 && !bundle->hasStepMemoryControl())
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    bundle->getDirectory() +
+                        ": the library has no step memory limit");
 
   if (Status s = validateSchedule(m, t->schedule, o.schedule, t->gradSchedule,
                                   o.gradSchedule, kind);
@@ -280,6 +280,10 @@ Status Trainer::create(std::shared_ptr<const Bundle> bundle,
     return s;
   if (Status s = t->initialize(kind); s.failed())
     return s;
+  if (o.maxStepMemory > 0)
+    if (Status s = bundle->setStepMemoryLimit(o.maxStepMemory, kind);
+        s.failed())
+      return s;
   out = std::move(t);
   return succeed(kind);
 }

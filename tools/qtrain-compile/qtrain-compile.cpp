@@ -34,6 +34,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <map>
 
 using namespace mlir;
@@ -54,9 +55,9 @@ static cl::opt<std::string> policy("policy", cl::init("cpt"),
                                    cl::cat(compileCategory));
 static cl::opt<std::string>
     schedule("schedule", cl::init(""),
-             cl::desc("Default schedule (docs/schedules.md, "
-                      "cl::cat(compileCategory)); default "
-                      "cpt:MIN:MAX over --bits for policy=cpt"));
+             cl::desc("Default schedule (docs/schedules.md); default "
+                      "cpt:MIN:MAX over --bits for policy=cpt"),
+             cl::cat(compileCategory));
 static cl::opt<double>
     ldpLambda("ldp-lambda", cl::init(1.0),
               cl::desc("policy=ldp: default weight of the cost term "
@@ -270,10 +271,13 @@ int main(int argc, char **argv) {
   llvm::CrashRecoveryContext recovery;
   if (!recovery.RunSafely(
           [&] { module = parseSourceFile<ModuleOp>(sourceMgr, &context); })) {
-    (void)module.release(); // whatever the parser left is not to be trusted
-    return fail(inputFile + ": MLIR's parser crashed on this input, which "
-                            "is malformed (a known bug of MLIR 22 itself: "
-                            "fuzz/ir/upstream/README.md)");
+    // Whatever the parser left, the context included, is not to be
+    // trusted: report and leave without running destructors.
+    fail(inputFile + ": MLIR's parser crashed on this input, which is "
+                     "malformed (a known bug of MLIR 22 itself: "
+                     "fuzz/ir/upstream/README.md)");
+    llvm::errs().flush();
+    std::_Exit(1);
   }
   llvm::CrashRecoveryContext::Disable();
   if (!module)

@@ -174,7 +174,7 @@ void qtrain_step_memory_set_limit(int64_t bytes);
  * passed) never returns null to generated code: it calls this handler with
  * the bytes asked for, the bytes held and the limit. The handler must not
  * return; qtrain's runtime longjmps out of the step and releases the
- * step's buffers (qtrain_step_memory_release_since). Without a handler, or
+ * step's buffers (qtrain_step_memory_end). Without a handler, or
  * if it returns, the library prints the failure on stderr and exits the
  * process with status 70. */
 typedef void (*qtrain_step_memory_failure_handler)(int64_t requested,
@@ -182,11 +182,13 @@ typedef void (*qtrain_step_memory_failure_handler)(int64_t requested,
 void qtrain_step_memory_set_failure_handler(
     qtrain_step_memory_failure_handler handler);
 
-/* A mark before a step, and the release of every buffer allocated since
- * that mark that is still held: the buffers of a step abandoned by the
- * failure handler. */
-int64_t qtrain_step_memory_mark(void);
-void qtrain_step_memory_release_since(int64_t mark);
+/* Brackets a step on the calling thread: the buffers this thread allocates
+ * between qtrain_step_memory_begin and qtrain_step_memory_end belong to
+ * the step whose token begin returned. With `release` nonzero, end frees
+ * every buffer of that step still held: the buffers of a step abandoned
+ * by the failure handler. Steps on other threads are not touched. */
+int64_t qtrain_step_memory_begin(void);
+void qtrain_step_memory_end(int64_t step, int32_t release);
 
 #ifdef __cplusplus
 }

@@ -31,20 +31,23 @@ std::atomic<int64_t> limitBytes{0};
 std::atomic<qtrain_step_memory_failure_handler> failureHandler{nullptr};
 
 /// Every block starts with this header, padded to the block's alignment:
-/// the start of the malloc'ed region, the size asked for, the block's
-/// serial number and its neighbours in the list of live blocks (so that
-/// the blocks of an abandoned step can be released).
+/// the start of the malloc'ed region, the size asked for, the step that
+/// allocated it (0: none) and its neighbours in the list of live blocks (so
+/// that the blocks of an abandoned step can be released).
 struct Header {
   void *base;
   int64_t size;
-  int64_t serial;
+  int64_t step;
   Header *prev;
   Header *next;
 };
 
 std::mutex liveMutex;
 Header *liveHead = nullptr;
-int64_t nextSerial = 0;
+std::atomic<int64_t> lastStep{0};
+/// The step running on this thread (qtrain_step_memory_begin), 0 if none:
+/// several steps may run at once on other threads (one Trainer each).
+thread_local int64_t currentStep = 0;
 
 Header *headerOf(void *ptr) {
   return reinterpret_cast<Header *>(static_cast<char *>(ptr) - sizeof(Header));
@@ -69,24 +72,31 @@ void *allocate(uint64_t size, uint64_t alignment) {
     alignment = alignof(std::max_align_t);
   if ((alignment & (alignment - 1)) != 0 || size > uint64_t(INT64_MAX) / 2)
     fail(size);
+  // Reserve the bytes first, so that threads allocating at once cannot
+  // pass the limit together.
   int64_t limit = limitBytes.load();
-  if (limit > 0 && currentBytes.load() + int64_t(size) > limit)
-    fail(size);
+  int64_t held = currentBytes.load();
+  do {
+    if (limit > 0 && held + int64_t(size) > limit)
+      fail(size);
+  } while (!currentBytes.compare_exchange_weak(held, held + int64_t(size)));
+  int64_t now = held + int64_t(size);
   uint64_t total = size + alignment + sizeof(Header);
   void *base = std::malloc(total);
-  if (!base)
+  if (!base) {
+    currentBytes.fetch_sub(int64_t(size));
     fail(size);
+  }
   uintptr_t start = reinterpret_cast<uintptr_t>(base) + sizeof(Header);
   uintptr_t aligned = (start + alignment - 1) & ~uintptr_t(alignment - 1);
   Header *header = reinterpret_cast<Header *>(aligned - sizeof(Header));
   {
     std::lock_guard<std::mutex> lock(liveMutex);
-    *header = Header{base, int64_t(size), nextSerial++, nullptr, liveHead};
+    *header = Header{base, int64_t(size), currentStep, nullptr, liveHead};
     if (liveHead)
       liveHead->prev = header;
     liveHead = header;
   }
-  int64_t now = currentBytes.fetch_add(int64_t(size)) + int64_t(size);
   int64_t peak = peakBytes.load();
   while (now > peak && !peakBytes.compare_exchange_weak(peak, now)) {
   }
@@ -145,16 +155,21 @@ QTRAIN_UK_EXPORT void qtrain_step_memory_set_failure_handler(
   failureHandler.store(handler);
 }
 
-QTRAIN_UK_EXPORT int64_t qtrain_step_memory_mark(void) {
-  std::lock_guard<std::mutex> lock(liveMutex);
-  return nextSerial;
+QTRAIN_UK_EXPORT int64_t qtrain_step_memory_begin(void) {
+  currentStep = lastStep.fetch_add(1) + 1;
+  return currentStep;
 }
 
-QTRAIN_UK_EXPORT void qtrain_step_memory_release_since(int64_t mark) {
+QTRAIN_UK_EXPORT void qtrain_step_memory_end(int64_t step,
+                                             int32_t releaseHeld) {
+  if (currentStep == step)
+    currentStep = 0;
+  if (!releaseHeld || step <= 0)
+    return;
   std::lock_guard<std::mutex> lock(liveMutex);
   for (Header *h = liveHead; h;) {
     Header *next = h->next;
-    if (h->serial >= mark)
+    if (h->step == step)
       release(h);
     h = next;
   }

@@ -629,13 +629,15 @@ private:
     // Into a new file renamed over the old one, so that a run killed here
     // still has every row (the kill test of test/tools/faults.test).
     std::string tmp = path(name) + ".tmp";
+    errno = 0;
     std::FILE *f = std::fopen(tmp.c_str(), "w");
-    bool written =
-        f && std::fwrite(kept.data(), 1, kept.size(), f) == kept.size();
-    int error = errno;
+    bool written = f &&
+                   std::fwrite(kept.data(), 1, kept.size(), f) == kept.size() &&
+                   std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+    int error = errno ? errno : EIO;
     if (f && std::fclose(f) != 0 && written) {
       written = false;
-      error = errno;
+      error = errno ? errno : EIO;
     }
     if (!written || std::rename(tmp.c_str(), path(name).c_str()) != 0) {
       if (written)

@@ -246,8 +246,8 @@ private:
   MemoryStatsFunction memoryStats = nullptr;
   void (*memoryResetPeak)() = nullptr;
   void (*memorySetLimit)(int64_t) = nullptr;
-  int64_t (*memoryMark)() = nullptr;
-  void (*memoryReleaseSince)(int64_t) = nullptr;
+  int64_t (*memoryBegin)() = nullptr;
+  void (*memoryEnd)(int64_t, int32_t) = nullptr;
   std::vector<std::vector<void *>> variantAddresses;
   std::vector<std::vector<float>> fileInits;
 };

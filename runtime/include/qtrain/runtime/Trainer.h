@@ -95,7 +95,10 @@ struct TrainerOptions {
   double ldpLambdaRate = 1.0;
   /// When positive, the most bytes the compiled step's buffers may hold at
   /// once (Bundle::setStepMemoryLimit); a step that would pass it fails
-  /// with OutOfMemory and changes nothing.
+  /// with OutOfMemory and leaves the training state unchanged. The limit
+  /// belongs to the bundle's loaded library, so it applies to every
+  /// Trainer of the bundle; 0 leaves the library's limit as it is. It is
+  /// set once create() has succeeded.
   int64_t maxStepMemory = 0;
 };
 
@@ -153,11 +156,13 @@ public:
   /// the current buffers stay, the loss scale halves, and the step still
   /// advances (lastStepSkipped() says so). At loss scale 1 such a step is
   /// an error: the run diverged. Without a loss scale, such a step is an
-  /// error too, and the Trainer stays as it was before it (same buffers,
-  /// same step); `loss` is still the step's loss. A step whose compiled
-  /// code cannot allocate its buffers (out of memory, or past
-  /// TrainerOptions::maxStepMemory) fails with OutOfMemory and also changes
-  /// nothing.
+  /// error too, and the training state stays as it was before it
+  /// (parameters, momentum, state tensors, step counter: what a checkpoint
+  /// holds); `loss` is still the step's loss. A step whose compiled code
+  /// cannot allocate its buffers (out of memory, or past
+  /// TrainerOptions::maxStepMemory) fails with OutOfMemory and leaves the
+  /// training state unchanged too. Diagnostics (getLastSiteBits, the peak
+  /// memory figures) may reflect the failed step.
   Status step(const float *x, const int64_t *labels, float &loss,
               ErrorKind *kind = nullptr);
 
