@@ -59,8 +59,7 @@ struct ReuseDyingInput : OpRewritePattern<linalg::GenericOp> {
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureTensorSemantics() ||
-        op.getNumLoops() != op.getNumParallelLoops() ||
-        op.hasIndexSemantics())
+        op.getNumLoops() != op.getNumParallelLoops() || op.hasIndexSemantics())
       return rewriter.notifyMatchFailure(op, "not elementwise on tensors");
     for (OpOperand &init : op.getDpsInitsMutable()) {
       if (!isEmpty(init.get()) || op.payloadUsesValueFromOperand(&init) ||

@@ -1,4 +1,5 @@
 // RUN: qtrain-opt %s --qtrain-reuse-dying-inputs | FileCheck %s
+// RUN: qtrain-opt %s --qtrain-reuse-dying-inputs -verify-diagnostics -split-input-file | FileCheck %s --check-prefix=BAD
 
 #id = affine_map<(i) -> (i)>
 
@@ -68,4 +69,27 @@ func.func @left_alone(%a: tensor<4x4xf32>, %acc: tensor<4x4xf32>) -> (tensor<4x4
     linalg.yield %h : f16
   } -> tensor<4x4xf16>
   return %r0, %r1, %r2, %r3 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf16>
+}
+
+// -----
+
+// Bad input is left alone without a diagnostic: a generic on buffers (no
+// tensors to reuse) and one on dynamic shapes whose input has another user.
+// BAD-LABEL: func.func @bad
+//       BAD:   linalg.generic {{.*}} ins(%{{.*}} : memref<4xf32>) outs(%{{.*}} : memref<4xf32>)
+//       BAD:   linalg.generic {{.*}} outs(%{{.*}} : tensor<?xf32>)
+#b = affine_map<(i) -> (i)>
+func.func @bad(%m: memref<4xf32>, %o: memref<4xf32>, %t: tensor<?xf32>, %n: index) -> (tensor<?xf32>, tensor<?xf32>) {
+  linalg.generic {indexing_maps = [#b, #b], iterator_types = ["parallel"]} ins(%m : memref<4xf32>) outs(%o : memref<4xf32>) {
+  ^bb0(%v: f32, %w: f32):
+    linalg.yield %v : f32
+  }
+  %x = arith.negf %t : tensor<?xf32>
+  %e = tensor.empty(%n) : tensor<?xf32>
+  %r = linalg.generic {indexing_maps = [#b, #b], iterator_types = ["parallel"]} ins(%x : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%v: f32, %w: f32):
+    %y = arith.negf %v : f32
+    linalg.yield %y : f32
+  } -> tensor<?xf32>
+  return %r, %x : tensor<?xf32>, tensor<?xf32>
 }
