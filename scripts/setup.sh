@@ -27,8 +27,8 @@ packages=(
   cmake ninja-build ccache make python3
   clang-22 clang-format-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libclang-rt-22-dev
-  libgtest-dev libbenchmark-dev zlib1g-dev nlohmann-json3-dev
-  libdnnl-dev libopenblas-dev
+  libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev nlohmann-json3-dev
+  libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libopenblas-dev
   dataset-fashion-mnist
 )
 
