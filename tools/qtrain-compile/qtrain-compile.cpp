@@ -34,6 +34,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 
@@ -203,6 +204,17 @@ int main(int argc, char **argv) {
                   policy);
     policy.setValue("none");
   }
+  // 0 and negative values are no "keep the graph's batch": that is leaving
+  // --batch out. NaN would compare false against every tensor's size and
+  // so disable the size check.
+  if (batch.getNumOccurrences() && batch <= 0)
+    return fail("--batch=" + std::to_string(batch) +
+                ": expected a positive batch size (leave --batch out to keep "
+                "the graph's batch)");
+  if (!std::isfinite(maxTensorGiB) || maxTensorGiB <= 0)
+    return fail(llvm::formatv("--max-tensor-gib={0}: expected a finite "
+                              "number of GiB above 0",
+                              llvm::format("%g", maxTensorGiB.getValue())));
   std::vector<int> bitList, gradList;
   if (std::string why; failed(mlir::qtrain::checkTargetCpu(targetCpu, why)))
     return fail(why);
