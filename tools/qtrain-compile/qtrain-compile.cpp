@@ -183,6 +183,25 @@ static LogicalResult checkTensorSizes(ModuleOp module) {
   return failure(walk.wasInterrupted());
 }
 
+/// Creates a new, empty directory `path` + `suffix` + "-XXXXXX" next to
+/// `path` (its parent directories too), on the same file system so that it
+/// renames onto `path`, and returns its absolute name in `result`.
+static std::error_code createSiblingDirectory(StringRef path, StringRef suffix,
+                                              std::string &result) {
+  llvm::SmallString<256> prefix(path);
+  if (std::error_code ec = llvm::sys::fs::make_absolute(prefix))
+    return ec;
+  if (std::error_code ec = llvm::sys::fs::create_directories(
+          llvm::sys::path::parent_path(prefix)))
+    return ec;
+  prefix += suffix;
+  llvm::SmallString<256> unique;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(prefix, unique))
+    return ec;
+  result = std::string(unique);
+  return {};
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   std::string commandLine;
@@ -399,15 +418,22 @@ int main(int argc, char **argv) {
     return 1;
   if (buffersOut)
     buffersOut->keep();
-  // The bundle is built in OUT.partial and renamed into place at the end,
-  // so OUT is never half written; an existing OUT is replaced only if it is
-  // a bundle (or empty).
-  std::string staging = outputDir + ".partial";
-  llvm::sys::fs::remove_directories(staging);
-  if (std::error_code ec = llvm::sys::fs::create_directories(staging))
-    return fail("cannot create " + staging + ": " + ec.message());
+  // The bundle is built in a fresh OUT.partial-XXXXXX and renamed into
+  // place at the end, so OUT is never half written; an existing OUT is
+  // replaced only if it is a bundle (or empty). Only directories made here
+  // are ever removed.
+  std::string staging;
+  if (std::error_code ec =
+          createSiblingDirectory(outputDir, ".partial", staging))
+    return fail("cannot create a directory next to " + outputDir + ": " +
+                ec.message());
+  std::string old;
   auto abandon = [&](const std::string &message) {
     llvm::sys::fs::remove_directories(staging);
+    // The empty OUT.old-XXXXXX made for the old bundle; remove() never
+    // deletes it once it holds the old bundle.
+    if (!old.empty())
+      llvm::sys::fs::remove(old);
     return message.empty() ? 1 : fail(message);
   };
   llvm::SmallString<256> object(staging), library(staging);
@@ -446,20 +472,25 @@ int main(int argc, char **argv) {
           *info, staging, "model.so", rt::printSchedule(parsed), gradSchedule,
           commandLine, module->getLoc())))
     return abandon("");
-  // Replace the old bundle: move it aside, move the new one in, drop the old.
-  std::string old = outputDir + ".old";
-  llvm::sys::fs::remove_directories(old);
+  // Replace the old bundle: move it aside (onto an empty OUT.old-XXXXXX
+  // made for it, which rename replaces), move the new one in, drop the old.
   bool replaced = llvm::sys::fs::exists(outputDir);
   if (replaced) {
+    if (std::error_code ec = createSiblingDirectory(outputDir, ".old", old))
+      return abandon("cannot create a directory next to " + outputDir + ": " +
+                     ec.message());
     if (std::error_code ec = llvm::sys::fs::rename(outputDir, old))
       return abandon("cannot move the old " + outputDir +
                      " aside: " + ec.message());
   }
   if (std::error_code ec = llvm::sys::fs::rename(staging, outputDir)) {
-    if (replaced)
-      (void)llvm::sys::fs::rename(old, outputDir);
+    std::string kept;
+    if (replaced && !llvm::sys::fs::rename(old, outputDir))
+      old.clear();
+    else if (replaced)
+      kept = " (the old bundle is in " + old + ")";
     return abandon("cannot move " + staging + " to " + outputDir + ": " +
-                   ec.message());
+                   ec.message() + kept);
   }
   if (replaced)
     llvm::sys::fs::remove_directories(old);
