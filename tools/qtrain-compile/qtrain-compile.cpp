@@ -32,6 +32,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/thread.h"
 
 #include <chrono>
 #include <cmath>
@@ -142,6 +143,18 @@ static cl::opt<std::string>
                     cl::desc("Write the precision assignment as JSON here"),
                     cl::cat(compileCategory));
 
+// MLIR's parser, verifier and passes recurse once or more per level of
+// nesting; main() gives them kStackBytes of stack, which holds kMaxNesting
+// levels with a wide margin (a release build's parser takes about 2 KiB a
+// level).
+static constexpr unsigned kStackBytes = 512u << 20;
+static constexpr unsigned kMaxNesting = 20000;
+static cl::opt<unsigned> maxNesting(
+    "max-nesting", cl::init(1000),
+    cl::desc("Refuse input nested deeper than this many levels of brackets "
+             "(regions, attributes, types), at most 20000"),
+    cl::cat(compileCategory));
+
 static cl::opt<std::string> dumpBuffers(
     "dump-buffers", cl::init(""),
     cl::desc("Write the training step as buffers (after bufferization and "
@@ -183,6 +196,47 @@ static LogicalResult checkTensorSizes(ModuleOp module) {
   return failure(walk.wasInterrupted());
 }
 
+/// Where the bracket nesting of MLIR text `text` first passes `limit`
+/// levels, or null. Brackets are (, [, { and < outside string literals and
+/// comments; the > of "->" and ">=" closes nothing. Every recursion of
+/// MLIR's parser (regions, attributes, types) sits inside one of them, so
+/// this bounds its depth before it runs.
+static const char *findNestingPast(StringRef text, unsigned limit) {
+  unsigned depth = 0;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    switch (text[i]) {
+    case '"':
+      for (++i; i < e && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      break;
+    case '/':
+      if (i + 1 < e && text[i + 1] == '/')
+        i = std::min(text.find('\n', i), e);
+      break;
+    case '(':
+    case '[':
+    case '{':
+    case '<':
+      if (++depth > limit)
+        return text.data() + i;
+      break;
+    case '>':
+      if ((i > 0 && text[i - 1] == '-') || (i + 1 < e && text[i + 1] == '='))
+        break;
+      [[fallthrough]];
+    case ')':
+    case ']':
+    case '}':
+      depth -= depth > 0;
+      break;
+    default:
+      break;
+    }
+  }
+  return nullptr;
+}
+
 /// Creates a new, empty directory `path` + `suffix` + "-XXXXXX" next to
 /// `path` (its parent directories too), on the same file system so that it
 /// renames onto `path`, and returns its absolute name in `result`.
@@ -202,8 +256,8 @@ static std::error_code createSiblingDirectory(StringRef path, StringRef suffix,
   return {};
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
+/// The whole compilation; main() runs it on a thread with a large stack.
+static int compile(int argc, char **argv) {
   std::string commandLine;
   for (int i = 1; i < argc; ++i)
     commandLine += std::string(i > 1 ? " " : "") + argv[i];
@@ -279,6 +333,9 @@ int main(int argc, char **argv) {
                     " has no " + std::to_string(b) +
                     "-bit variant; give every bitwidth of the range");
   int firstGradBits = gradList.front();
+  if (maxNesting < 1 || maxNesting > kMaxNesting)
+    return fail("--max-nesting=" + std::to_string(maxNesting) +
+                ": expected 1 to " + std::to_string(kMaxNesting) + " levels");
 
   DialectRegistry registry;
   mlir::qtrain::registerAllDialects(registry);
@@ -295,6 +352,16 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  if (const char *deep = findNestingPast(
+          sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer(),
+          maxNesting)) {
+    sourceMgr.PrintMessage(
+        llvm::SMLoc::getFromPointer(deep), llvm::SourceMgr::DK_Error,
+        "qtrain-compile: the input nests more than --max-nesting=" +
+            std::to_string(maxNesting) +
+            " levels of brackets (regions, attributes, types)");
+    return 1;
+  }
   // MLIR 22's own parsers crash on some malformed IR (fuzz/ir/upstream):
   // report that as an error on the input, not as a crash of the compiler.
   OwningOpRef<ModuleOp> module;
@@ -530,4 +597,13 @@ int main(int argc, char **argv) {
   }
   llvm::outs() << "\n";
   return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  int status = 1;
+  llvm::thread worker(std::optional<unsigned>(kStackBytes),
+                      [&] { status = compile(argc, argv); });
+  worker.join();
+  return status;
 }
