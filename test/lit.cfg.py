@@ -3,6 +3,7 @@
 # own configuration in unittests/; check-qtrain runs both).
 
 import os
+import subprocess
 import sys
 
 import lit.formats
@@ -47,6 +48,32 @@ llvm_config.add_tool_substitutions(
     ["qtrain-opt", "qtrain-compile", "qtrain-schedule", "qtrain-quant-check", "qtrain-float-check", "qtrain-ldp-gradcheck",
      "qtrain-train-toy", "qtrain-variant-check", "qtrain-run"], [config.qtrain_tools_dir]
 )
+
+# tools/faults-read-only.test runs qtrain-run in a read-only directory; as
+# root, who ignores permissions, it runs it as user nobody
+# (test/lib/read_only.py), which must then reach the build directory and run
+# the tool. Under a directory nobody cannot traverse (a checkout in /root,
+# say) it cannot, and the test is unsupported rather than failed.
+def _nobody_can_reach(paths):
+    def unprivileged():
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+
+    probe = 'for p; do [ -x "$p" ] || exit 1; done'
+    try:
+        return subprocess.run(["/bin/sh", "-c", probe, "probe"] + paths,
+                              preexec_fn=unprivileged,
+                              stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+if os.geteuid() != 0 or _nobody_can_reach(
+        [config.test_exec_root,
+         os.path.join(config.qtrain_tools_dir, "qtrain-run")]):
+    config.available_features.add("read-only-dirs")
 
 # Sanitizer builds (docs/reliability.md): pass the sanitizers' options on.
 import os as _os

@@ -313,6 +313,13 @@ static LogicalResult verifyForward(func::FuncOp fn, LossKind lossKind) {
              << i << " of @" << fn.getSymName() << " must be a static "
              << floatType << " tensor like the logits, got "
              << fn.getArgumentTypes()[i];
+    // Nothing to train, and no bundle holds a tensor with a zero dimension
+    // (qtrain-run refuses the manifest): say so here, at the argument.
+    if (isParam && type.getNumElements() == 0)
+      return emitError(fn.getArgument(i).getLoc(),
+                       "qtrain-autodiff: parameter #")
+             << i << " of @" << fn.getSymName() << ", " << type
+             << ", has no elements; parameters need every dimension above 0";
   }
   if (!anyParam)
     return fn.emitError("qtrain-autodiff: @")

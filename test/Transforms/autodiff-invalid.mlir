@@ -26,6 +26,16 @@ func.func @forward(%w: tensor<2x2xf32> {qtrain.param}, %x: tensor<?x10xf32>) -> 
 
 // -----
 
+// A zero-size parameter: nothing to train, and no bundle holds it.
+func.func @forward(%w: tensor<2x2xf32> {qtrain.param},
+                   // expected-error @+1 {{qtrain-autodiff: parameter #1 of @forward, 'tensor<0x2xf32>', has no elements; parameters need every dimension above 0}}
+                   %empty: tensor<0x2xf32> {qtrain.param},
+                   %x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  return %x : tensor<2x2xf32>
+}
+
+// -----
+
 // expected-error @+1 {{qtrain-autodiff: parameter #0 of @forward must be a static 'f32' tensor like the logits, got 'tensor<2x2xf64>'}}
 func.func @forward(%w: tensor<2x2xf64> {qtrain.param}, %x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   return %x : tensor<2x2xf32>

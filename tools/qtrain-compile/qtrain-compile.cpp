@@ -32,8 +32,10 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/thread.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 
@@ -141,6 +143,18 @@ static cl::opt<std::string>
                     cl::desc("Write the precision assignment as JSON here"),
                     cl::cat(compileCategory));
 
+// MLIR's parser, verifier and passes recurse once or more per level of
+// nesting; main() gives them kStackBytes of stack, which holds kMaxNesting
+// levels with a wide margin (a release build's parser takes about 2 KiB a
+// level).
+static constexpr unsigned kStackBytes = 512u << 20;
+static constexpr unsigned kMaxNesting = 20000;
+static cl::opt<unsigned> maxNesting(
+    "max-nesting", cl::init(1000),
+    cl::desc("Refuse input nested deeper than this many levels of brackets "
+             "(regions, attributes, types), at most 20000"),
+    cl::cat(compileCategory));
+
 static cl::opt<std::string> dumpBuffers(
     "dump-buffers", cl::init(""),
     cl::desc("Write the training step as buffers (after bufferization and "
@@ -182,8 +196,68 @@ static LogicalResult checkTensorSizes(ModuleOp module) {
   return failure(walk.wasInterrupted());
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
+/// Where the bracket nesting of MLIR text `text` first passes `limit`
+/// levels, or null. Brackets are (, [, { and < outside string literals and
+/// comments; the > of "->" and ">=" closes nothing. Every recursion of
+/// MLIR's parser (regions, attributes, types) sits inside one of them, so
+/// this bounds its depth before it runs.
+static const char *findNestingPast(StringRef text, unsigned limit) {
+  unsigned depth = 0;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    switch (text[i]) {
+    case '"':
+      for (++i; i < e && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      break;
+    case '/':
+      if (i + 1 < e && text[i + 1] == '/')
+        i = std::min(text.find('\n', i), e);
+      break;
+    case '(':
+    case '[':
+    case '{':
+    case '<':
+      if (++depth > limit)
+        return text.data() + i;
+      break;
+    case '>':
+      if ((i > 0 && text[i - 1] == '-') || (i + 1 < e && text[i + 1] == '='))
+        break;
+      [[fallthrough]];
+    case ')':
+    case ']':
+    case '}':
+      depth -= depth > 0;
+      break;
+    default:
+      break;
+    }
+  }
+  return nullptr;
+}
+
+/// Creates a new, empty directory `path` + `suffix` + "-XXXXXX" next to
+/// `path` (its parent directories too), on the same file system so that it
+/// renames onto `path`, and returns its absolute name in `result`.
+static std::error_code createSiblingDirectory(StringRef path, StringRef suffix,
+                                              std::string &result) {
+  llvm::SmallString<256> prefix(path);
+  if (std::error_code ec = llvm::sys::fs::make_absolute(prefix))
+    return ec;
+  if (std::error_code ec = llvm::sys::fs::create_directories(
+          llvm::sys::path::parent_path(prefix)))
+    return ec;
+  prefix += suffix;
+  llvm::SmallString<256> unique;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(prefix, unique))
+    return ec;
+  result = std::string(unique);
+  return {};
+}
+
+/// The whole compilation; main() runs it on a thread with a large stack.
+static int compile(int argc, char **argv) {
   std::string commandLine;
   for (int i = 1; i < argc; ++i)
     commandLine += std::string(i > 1 ? " " : "") + argv[i];
@@ -203,6 +277,17 @@ int main(int argc, char **argv) {
                   policy);
     policy.setValue("none");
   }
+  // 0 and negative values are no "keep the graph's batch": that is leaving
+  // --batch out. NaN would compare false against every tensor's size and
+  // so disable the size check.
+  if (batch.getNumOccurrences() && batch <= 0)
+    return fail("--batch=" + std::to_string(batch) +
+                ": expected a positive batch size (leave --batch out to keep "
+                "the graph's batch)");
+  if (!std::isfinite(maxTensorGiB) || maxTensorGiB <= 0)
+    return fail(llvm::formatv("--max-tensor-gib={0}: expected a finite "
+                              "number of GiB above 0",
+                              llvm::format("%g", maxTensorGiB.getValue())));
   std::vector<int> bitList, gradList;
   if (std::string why; failed(mlir::qtrain::checkTargetCpu(targetCpu, why)))
     return fail(why);
@@ -248,6 +333,9 @@ int main(int argc, char **argv) {
                     " has no " + std::to_string(b) +
                     "-bit variant; give every bitwidth of the range");
   int firstGradBits = gradList.front();
+  if (maxNesting < 1 || maxNesting > kMaxNesting)
+    return fail("--max-nesting=" + std::to_string(maxNesting) +
+                ": expected 1 to " + std::to_string(kMaxNesting) + " levels");
 
   DialectRegistry registry;
   mlir::qtrain::registerAllDialects(registry);
@@ -264,6 +352,16 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  if (const char *deep = findNestingPast(
+          sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())->getBuffer(),
+          maxNesting)) {
+    sourceMgr.PrintMessage(
+        llvm::SMLoc::getFromPointer(deep), llvm::SourceMgr::DK_Error,
+        "qtrain-compile: the input nests more than --max-nesting=" +
+            std::to_string(maxNesting) +
+            " levels of brackets (regions, attributes, types)");
+    return 1;
+  }
   // MLIR 22's own parsers crash on some malformed IR (fuzz/ir/upstream):
   // report that as an error on the input, not as a crash of the compiler.
   OwningOpRef<ModuleOp> module;
@@ -387,15 +485,22 @@ int main(int argc, char **argv) {
     return 1;
   if (buffersOut)
     buffersOut->keep();
-  // The bundle is built in OUT.partial and renamed into place at the end,
-  // so OUT is never half written; an existing OUT is replaced only if it is
-  // a bundle (or empty).
-  std::string staging = outputDir + ".partial";
-  llvm::sys::fs::remove_directories(staging);
-  if (std::error_code ec = llvm::sys::fs::create_directories(staging))
-    return fail("cannot create " + staging + ": " + ec.message());
+  // The bundle is built in a fresh OUT.partial-XXXXXX and renamed into
+  // place at the end, so OUT is never half written; an existing OUT is
+  // replaced only if it is a bundle (or empty). Only directories made here
+  // are ever removed.
+  std::string staging;
+  if (std::error_code ec =
+          createSiblingDirectory(outputDir, ".partial", staging))
+    return fail("cannot create a directory next to " + outputDir + ": " +
+                ec.message());
+  std::string old;
   auto abandon = [&](const std::string &message) {
     llvm::sys::fs::remove_directories(staging);
+    // The empty OUT.old-XXXXXX made for the old bundle; remove() never
+    // deletes it once it holds the old bundle.
+    if (!old.empty())
+      llvm::sys::fs::remove(old);
     return message.empty() ? 1 : fail(message);
   };
   llvm::SmallString<256> object(staging), library(staging);
@@ -434,20 +539,25 @@ int main(int argc, char **argv) {
           *info, staging, "model.so", rt::printSchedule(parsed), gradSchedule,
           commandLine, module->getLoc())))
     return abandon("");
-  // Replace the old bundle: move it aside, move the new one in, drop the old.
-  std::string old = outputDir + ".old";
-  llvm::sys::fs::remove_directories(old);
+  // Replace the old bundle: move it aside (onto an empty OUT.old-XXXXXX
+  // made for it, which rename replaces), move the new one in, drop the old.
   bool replaced = llvm::sys::fs::exists(outputDir);
   if (replaced) {
+    if (std::error_code ec = createSiblingDirectory(outputDir, ".old", old))
+      return abandon("cannot create a directory next to " + outputDir + ": " +
+                     ec.message());
     if (std::error_code ec = llvm::sys::fs::rename(outputDir, old))
       return abandon("cannot move the old " + outputDir +
                      " aside: " + ec.message());
   }
   if (std::error_code ec = llvm::sys::fs::rename(staging, outputDir)) {
-    if (replaced)
-      (void)llvm::sys::fs::rename(old, outputDir);
+    std::string kept;
+    if (replaced && !llvm::sys::fs::rename(old, outputDir))
+      old.clear();
+    else if (replaced)
+      kept = " (the old bundle is in " + old + ")";
     return abandon("cannot move " + staging + " to " + outputDir + ": " +
-                   ec.message());
+                   ec.message() + kept);
   }
   if (replaced)
     llvm::sys::fs::remove_directories(old);
@@ -487,4 +597,13 @@ int main(int argc, char **argv) {
   }
   llvm::outs() << "\n";
   return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  int status = 1;
+  llvm::thread worker(std::optional<unsigned>(kStackBytes),
+                      [&] { status = compile(argc, argv); });
+  worker.join();
+  return status;
 }
