@@ -218,28 +218,6 @@ static std::string formatBytes(int64_t bytes) {
   return out;
 }
 
-/// Bytes, or a number with a KiB/MiB/GiB (or K/M/G) suffix.
-static std::optional<int64_t> parseBytes(StringRef text) {
-  StringRef number = text.trim();
-  double unit = 1;
-  for (auto [suffix, scale] : {std::pair<StringRef, double>{"GiB", 1 << 30},
-                               {"MiB", 1 << 20},
-                               {"KiB", 1 << 10},
-                               {"G", 1 << 30},
-                               {"M", 1 << 20},
-                               {"K", 1 << 10},
-                               {"B", 1}})
-    if (number.consume_back(suffix)) {
-      unit = scale;
-      break;
-    }
-  double value;
-  if (number.trim().getAsDouble(value) || !(value >= 0) ||
-      value * unit > 9.0e18)
-    return std::nullopt;
-  return int64_t(value * unit);
-}
-
 /// The name qtrain-insert-rounding gives tensor `t` (the manifest's
 /// "tensors", and so the overflow profile's), for P and Y; "" otherwise.
 static std::string profileName(const MemoryModel &model,
@@ -342,10 +320,13 @@ void AssignPrecisionPass::runOnOperation() {
     return signalPassFailure();
   }
   std::optional<int64_t> budgetBytes;
-  if (!hasRatio && !(budgetBytes = parseBytes(budget))) {
-    fn.emitError("qtrain-assign-precision: budget '")
-        << budget << "' is not a byte count (e.g. 1048576, 512KiB, 4MiB)";
-    return signalPassFailure();
+  if (!hasRatio) {
+    int64_t bytes = 0;
+    if (rt::Status s = search::parseByteCount(budget, bytes); s.failed()) {
+      fn.emitError("qtrain-assign-precision: budget ") << s.message();
+      return signalPassFailure();
+    }
+    budgetBytes = bytes;
   }
   search::Options options;
   options.seed = seed;
