@@ -20,7 +20,9 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -28,7 +30,7 @@
 
 using namespace mlir;
 
-void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
+void mlir::qtrain::buildCPUBufferPipeline(OpPassManager &pm) {
   pm.addPass(createConvertQTrainToLinalgPass());
   pm.addPass(createFuseDecodesPass());
   pm.addPass(createDropAnnotationsPass());
@@ -53,6 +55,10 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createFreeEarlyPass());
+}
+
+void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
+  buildCPUBufferPipeline(pm);
   pm.addPass(createCopiesToLinalgPass());
   pm.addPass(createMicrokernelsPass());
 
@@ -79,6 +85,40 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+FailureOr<int64_t> mlir::qtrain::stepBufferPeak(ModuleOp module) {
+  auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  if (!step || step.isExternal())
+    return module.emitError("qtrain: no @train_step to measure the buffers of");
+  DenseMap<Value, int64_t> live;
+  int64_t current = 0, peak = 0;
+  WalkResult walk = step.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      MemRefType type = alloc.getType();
+      Type element = type.getElementType();
+      if (!type.hasStaticShape() || !element.isIntOrIndexOrFloat()) {
+        alloc.emitError("qtrain: cannot size this buffer (")
+            << type << ") to measure the step's peak";
+        return WalkResult::interrupt();
+      }
+      int64_t bits = element.isIndex() ? 64 : element.getIntOrFloatBitWidth();
+      int64_t bytes = type.getNumElements() * ((bits + 7) / 8);
+      live[alloc.getResult()] = bytes;
+      current += bytes;
+      peak = std::max(peak, current);
+    } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+      auto it = live.find(dealloc.getMemref());
+      if (it != live.end()) {
+        current -= it->second;
+        live.erase(it);
+      }
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return peak;
 }
 
 void mlir::qtrain::registerPipelines() {

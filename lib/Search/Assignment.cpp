@@ -7,8 +7,10 @@
 #include "qtrain/Search/Assignment.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 
@@ -459,6 +461,46 @@ Status profiledScores(const std::vector<int64_t> &savedBits,
     scores.push_back(double(savedBits[g]) / (1.0 + risk[g] / tolerance));
   }
   out = std::move(scores);
+  return Status::success();
+}
+
+Status parseByteCount(const std::string &text, int64_t &out) {
+  auto bad = [&] {
+    return Status::error("'" + text +
+                         "' is not a byte count (e.g. 1048576, 512KiB, 4MiB)");
+  };
+  size_t begin = text.find_first_not_of(" \t");
+  size_t end = text.find_last_not_of(" \t");
+  if (begin == std::string::npos)
+    return bad();
+  std::string number = text.substr(begin, end - begin + 1);
+  double unit = 1;
+  const std::pair<const char *, double> suffixes[] = {
+      {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1 << 30},
+      {"M", 1 << 20},   {"K", 1 << 10},   {"B", 1}};
+  for (const auto &[suffix, scale] : suffixes) {
+    size_t length = std::char_traits<char>::length(suffix);
+    if (number.size() > length &&
+        number.compare(number.size() - length, length, suffix) == 0) {
+      number.resize(number.size() - length);
+      unit = scale;
+      break;
+    }
+  }
+  while (!number.empty() && (number.back() == ' ' || number.back() == '\t'))
+    number.pop_back();
+  // A plain decimal number: no sign, hex, inf or nan.
+  if (number.empty() ||
+      (!std::isdigit(static_cast<unsigned char>(number[0])) &&
+       number[0] != '.') ||
+      number.find_first_of("xXpP") != std::string::npos)
+    return bad();
+  char *rest = nullptr;
+  double value = std::strtod(number.c_str(), &rest) * unit;
+  if (rest != number.c_str() + number.size() || !(value >= 0) ||
+      value >= 9.0e18)
+    return bad();
+  out = static_cast<int64_t>(value);
   return Status::success();
 }
 

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Remarks.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -218,28 +219,6 @@ static std::string formatBytes(int64_t bytes) {
   return out;
 }
 
-/// Bytes, or a number with a KiB/MiB/GiB (or K/M/G) suffix.
-static std::optional<int64_t> parseBytes(StringRef text) {
-  StringRef number = text.trim();
-  double unit = 1;
-  for (auto [suffix, scale] : {std::pair<StringRef, double>{"GiB", 1 << 30},
-                               {"MiB", 1 << 20},
-                               {"KiB", 1 << 10},
-                               {"G", 1 << 30},
-                               {"M", 1 << 20},
-                               {"K", 1 << 10},
-                               {"B", 1}})
-    if (number.consume_back(suffix)) {
-      unit = scale;
-      break;
-    }
-  double value;
-  if (number.trim().getAsDouble(value) || !(value >= 0) ||
-      value * unit > 9.0e18)
-    return std::nullopt;
-  return int64_t(value * unit);
-}
-
 /// The name qtrain-insert-rounding gives tensor `t` (the manifest's
 /// "tensors", and so the overflow profile's), for P and Y; "" otherwise.
 static std::string profileName(const MemoryModel &model,
@@ -319,11 +298,15 @@ AssignPrecisionPass::scoreFromProfile(func::FuncOp fn, const MemoryModel &model,
       s.failed())
     return fail(s.message());
   for (const search::Group &group : groups)
-    emitRemark(fn.getLoc())
-        << "group " << group.id << ": saves "
-        << formatBytes(search::bitsToBytes(saved[group.id]))
-        << " when low, profiled overflow ratio " << shortDecimal(risk[group.id])
-        << ", score " << shortDecimal(options.scores[group.id]);
+    remark::analysis(fn.getLoc(), remark::RemarkOpts::name("profile-score")
+                                      .category(getArgument())
+                                      .function(fn.getSymName()))
+        << ("group " + Twine(group.id) + ": saves " +
+            formatBytes(search::bitsToBytes(saved[group.id])) +
+            " when low, profiled overflow ratio " +
+            shortDecimal(risk[group.id]) + ", score " +
+            shortDecimal(options.scores[group.id]))
+               .str();
   return success();
 }
 
@@ -342,10 +325,13 @@ void AssignPrecisionPass::runOnOperation() {
     return signalPassFailure();
   }
   std::optional<int64_t> budgetBytes;
-  if (!hasRatio && !(budgetBytes = parseBytes(budget))) {
-    fn.emitError("qtrain-assign-precision: budget '")
-        << budget << "' is not a byte count (e.g. 1048576, 512KiB, 4MiB)";
-    return signalPassFailure();
+  if (!hasRatio) {
+    int64_t bytes = 0;
+    if (rt::Status s = search::parseByteCount(budget, bytes); s.failed()) {
+      fn.emitError("qtrain-assign-precision: budget ") << s.message();
+      return signalPassFailure();
+    }
+    budgetBytes = bytes;
   }
   search::Options options;
   options.seed = seed;
@@ -436,33 +422,42 @@ void AssignPrecisionPass::runOnOperation() {
     Location loc = model->ops[first] ? model->ops[first]->getLoc()
                                      : model->inputs[first].getLoc();
     bool low = result.low[group.id];
-    InFlightDiagnostic remark = emitRemark(loc);
-    remark
-        << "group " << group.id << " ("
-        << llvm::join(groupModules[group.id], ", ") << "): " << group.elements
-        << " elements ("
-        << llvm::formatv("{0:f3}", double(group.elements) / double(total)).str()
-        << " of all), "
-        << formatBytes(search::bitsToBytes(result.groupBitsBefore[group.id]))
-        << " -> "
-        << formatBytes(search::bitsToBytes(result.groupBitsAfter[group.id]))
-        << ", " << (low ? "low" : "high") << ": P, Y "
-        << formatFor(group.id, search::TensorClass::Y) << ", GY "
-        << formatFor(group.id, search::TensorClass::GY) << ", GP "
-        << formatFor(group.id, search::TensorClass::GP);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "group " << group.id << " ("
+       << llvm::join(groupModules[group.id], ", ") << "): " << group.elements
+       << " elements ("
+       << llvm::formatv("{0:f3}", double(group.elements) / double(total)).str()
+       << " of all), "
+       << formatBytes(search::bitsToBytes(result.groupBitsBefore[group.id]))
+       << " -> "
+       << formatBytes(search::bitsToBytes(result.groupBitsAfter[group.id]))
+       << ", " << (low ? "low" : "high") << ": P, Y "
+       << formatFor(group.id, search::TensorClass::Y) << ", GY "
+       << formatFor(group.id, search::TensorClass::GY) << ", GP "
+       << formatFor(group.id, search::TensorClass::GP);
+    // A low group is the optimization applied, a high one the opportunity
+    // left (remark filters select them by kind).
+    auto opts = remark::RemarkOpts::name(low ? "group-low" : "group-high")
+                    .category(getArgument())
+                    .function(fn.getSymName());
+    if (low)
+      remark::passed(loc, opts) << text;
+    else
+      remark::missed(loc, opts) << text;
   }
-  fn.emitRemark() << "qtrain-assign-precision: order " << order
-                  << ", r = " << shortDecimal(result.ratio) << ": "
-                  << result.numLow << " of " << groups.size()
-                  << " groups low (covering "
-                  << llvm::formatv("{0:f4}", result.covered).str()
-                  << " of the elements); tensor memory "
-                  << formatBytes(result.bytesBefore()) << " -> "
-                  << formatBytes(result.bytesAfter()) << " ("
-                  << llvm::formatv("{0:f3}", double(result.bytesAfter()) /
-                                                 double(result.bytesBefore()))
-                         .str()
-                  << "x)";
+  remark::analysis(fn.getLoc(), remark::RemarkOpts::name("assignment")
+                                    .category(getArgument())
+                                    .function(fn.getSymName()))
+      << llvm::formatv(
+             "qtrain-assign-precision: order {0}, r = {1}: {2} of "
+             "{3} groups low (covering {4:f4} of the elements); "
+             "tensor memory {5} -> {6} ({7:f3}x)",
+             order.getValue(), shortDecimal(result.ratio), result.numLow,
+             groups.size(), result.covered, formatBytes(result.bytesBefore()),
+             formatBytes(result.bytesAfter()),
+             double(result.bytesAfter()) / double(result.bytesBefore()))
+             .str();
 
   if (report.empty())
     return;

@@ -15,6 +15,7 @@
 #include "qtrain/Autodiff/TrainingStep.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Remarks.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::qtrain {
@@ -192,9 +193,13 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp forwardFn,
     Value param = params[k];
     Value grad = rm.getAdjoint(param);
     if (!grad) {
-      forwardFn.emitRemark() << "parameter #" << paramIdx[k]
-                             << " does not affect the loss; its gradient is "
-                                "zero";
+      remark::analysis(forwardFn.getLoc(),
+                       remark::RemarkOpts::name("zero-gradient")
+                           .category(getArgument())
+                           .function(forwardFn.getSymName()))
+          << ("parameter #" + Twine(paramIdx[k]) +
+              " does not affect the loss; its gradient is zero")
+                 .str();
       grad = rm.zeros(loc, cast<RankedTensorType>(param.getType()));
     }
     if (lossScale)

@@ -13,6 +13,9 @@
 #include "QTrain/QTrainAttrs.h"
 #include "QTrain/QTrainOps.h"
 
+#include "mlir/IR/Remarks.h"
+#include "llvm/Support/FormatVariadic.h"
+
 namespace mlir::qtrain {
 #define GEN_PASS_DEF_INFERROLESPASS
 #include "qtrain/Transforms/Passes.h.inc"
@@ -147,7 +150,11 @@ void InferRolesPass::runOnOperation() {
         markGrad(v);
     }
   }
-  fn.emitRemark() << "roles: " << counts[0] << " weight, " << counts[1]
-                  << " activation, " << counts[2] << " error, " << counts[3]
-                  << " weight_grad";
+  remark::analysis(fn.getLoc(), remark::RemarkOpts::name("roles")
+                                    .category(getArgument())
+                                    .function(fn.getSymName()))
+      << llvm::formatv("roles: {0} weight, {1} activation, {2} error, {3} "
+                       "weight_grad",
+                       counts[0], counts[1], counts[2], counts[3])
+             .str();
 }

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Remarks.h"
 
 #include <cmath>
 
@@ -242,7 +243,10 @@ void InsertQuantPass::runOnOperation() {
       addControl(fn, type, name);
     module->setAttr(kScheduleAttrName, StaticScheduleAttr::get(ctx, 0));
     module->setAttr(kGradScheduleAttrName, StaticScheduleAttr::get(ctx, 0));
-    fn.emitRemark("policy=none: no quantizers, fp32 throughout");
+    remark::analysis(fn.getLoc(), remark::RemarkOpts::name("policy")
+                                      .category(getArgument())
+                                      .function(fn.getSymName()))
+        << "policy=none: no quantizers, fp32 throughout";
     return;
   }
   if (gradBits > 16) {
@@ -392,7 +396,10 @@ void InsertQuantPass::runOnOperation() {
 
   for (auto [index, layer] : llvm::enumerate(layers)) {
     if (keep.contains(index)) {
-      layer->emitRemark() << "layer " << index << " kept in full precision";
+      remark::missed(layer->getLoc(), remark::RemarkOpts::name("layer-kept")
+                                          .category(getArgument())
+                                          .function(fn.getSymName()))
+          << ("layer " + Twine(index) + " kept in full precision").str();
       continue;
     }
     Value layerBits =
@@ -441,11 +448,14 @@ void InsertQuantPass::runOnOperation() {
     y.replaceAllUsesExcept(gradQuant.getResult(), gradQuant);
     layer->setAttr(kLayerAttrName, b.getI64IntegerAttr(index));
     layer->setAttr(kProductAttrName, b.getStringAttr("forward"));
-    layer->emitRemark() << "layer " << index << " quantized"
-                        << (learned ? " at its learned precision" : "")
-                        << (weight ? ""
-                                   : " (no parameter operand: both "
-                                     "inputs as activations)");
+    remark::passed(layer->getLoc(), remark::RemarkOpts::name("layer-quantized")
+                                        .category(getArgument())
+                                        .function(fn.getSymName()))
+        << ("layer " + Twine(index) + " quantized" +
+            (learned ? " at its learned precision" : "") +
+            (weight ? ""
+                    : " (no parameter operand: both inputs as activations)"))
+               .str();
     ++numLayers;
   }
 

@@ -15,6 +15,7 @@
 #include "QTrain/QTrainOps.h"
 
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/Remarks.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallBitVector.h"
@@ -839,9 +840,12 @@ void IntegerKernelsPass::runOnOperation() {
         continue;
       if (site && product &&
           reported.insert({site.getInt(), product.getValue().str()}).second)
-        emitRemark(op.getLoc())
-            << "site " << site.getInt() << " " << product.getValue()
-            << " stays f32: " << **reason;
+        remark::missed(op.getLoc(), remark::RemarkOpts::name("stays-f32")
+                                        .category(getArgument())
+                                        .function(fn.getSymName()))
+            << ("site " + Twine(site.getInt()) + " " + product.getValue() +
+                " stays f32: " + **reason)
+                   .str();
     }
     StringRef kernel = anyFloat || codeBits == 0 ? "f32"
                        : codeBits == 8           ? "i8"

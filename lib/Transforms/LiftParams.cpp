@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Remarks.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -182,8 +183,12 @@ void LiftParamsPass::runOnOperation() {
   for (auto [k, constant] : llvm::enumerate(lifted)) {
     arith::ConstantOp cst = constant;
     unsigned argIndex = position + k;
-    cst.emitRemark("lifted constant #") << number[cst] << " (" << describe(cst)
-                                        << ") into parameter %arg" << argIndex;
+    remark::passed(cst.getLoc(), remark::RemarkOpts::name("lifted")
+                                     .category(getArgument())
+                                     .function(fn.getSymName()))
+        << ("lifted constant #" + Twine(number[cst]) + " (" + describe(cst) +
+            ") into parameter %arg" + Twine(argIndex))
+               .str();
     cst.replaceAllUsesWith(fn.getArgument(argIndex));
     cst.erase();
     ++numLifted;

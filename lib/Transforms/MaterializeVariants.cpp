@@ -17,6 +17,7 @@
 #include "qtrain/runtime/Schedule.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Remarks.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -324,10 +325,12 @@ void MaterializeVariantsPass::runOnOperation() {
                         b.getI64IntegerAttr(known ? info->second.macs : 0)),
          b.getNamedAttr("variants", b.getArrayAttr(variants))}));
     if (known)
-      emitRemark(info->second.loc)
-          << "site " << site << " (" << info->second.op << ", "
-          << info->second.macs << " MACs): " << precisions.size()
-          << " precisions";
+      remark::analysis(info->second.loc,
+                       remark::RemarkOpts::name("site").category(getArgument()))
+          << ("site " + Twine(site) + " (" + info->second.op + ", " +
+              Twine(info->second.macs) + " MACs): " + Twine(precisions.size()) +
+              " precisions")
+                 .str();
   }
   module->setAttr(kSitesAttrName, b.getArrayAttr(sites));
 }

@@ -12,6 +12,7 @@
 #include "QTrain/QTrainAttrs.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Remarks.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -678,7 +679,11 @@ void RebatchPass::runOnOperation() {
         << forward << " does not verify";
     return signalPassFailure();
   }
-  fn.emitRemark("rebatched @")
-      << forward << " from batch " << exported << " to "
-      << static_cast<int64_t>(batch) << " (" << numOps << " ops rewritten)";
+  remark::passed(fn.getLoc(), remark::RemarkOpts::name("rebatched")
+                                  .category(getArgument())
+                                  .function(fn.getSymName()))
+      << ("rebatched @" + forward + " from batch " + Twine(exported) + " to " +
+          Twine(static_cast<int64_t>(batch)) + " (" + Twine(numOps) +
+          " ops rewritten)")
+             .str();
 }

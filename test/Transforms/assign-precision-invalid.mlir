@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s -split-input-file -verify-diagnostics --qtrain-assign-precision="budget=1028"
+// RUN: qtrain-opt %s -split-input-file -verify-diagnostics --remarks-filter="qtrain-.*" --qtrain-assign-precision="budget=1028"
 // RUN: split-file %s %t
 // RUN: not qtrain-opt %t/options.mlir --qtrain-assign-precision 2>&1 | FileCheck %s --check-prefix=NEITHER
 // RUN: not qtrain-opt %t/options.mlir --qtrain-assign-precision="ratio=0.5 budget=1KiB" 2>&1 | FileCheck %s --check-prefix=NEITHER

@@ -1,6 +1,6 @@
 // RUN: qtrain-opt %s --qtrain-assign-precision="ratio=0.2" 2>/dev/null | FileCheck %s --check-prefix=LARGEST
 // RUN: qtrain-opt %s --qtrain-assign-precision="ratio=0.2 order=profiled profile=%S/Inputs/overflow-profile.json" 2>/dev/null | FileCheck %s --check-prefix=PROFILED
-// RUN: qtrain-opt %s --qtrain-assign-precision="ratio=0.2 order=profiled profile=%S/Inputs/overflow-profile.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARKS
+// RUN: qtrain-opt %s --qtrain-assign-precision="ratio=0.2 order=profiled profile=%S/Inputs/overflow-profile.json" --remarks-filter="qtrain-.*" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARKS
 // RUN: not qtrain-opt %s --qtrain-assign-precision="ratio=0.2 order=profiled" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOFILE
 // RUN: not qtrain-opt %s --qtrain-assign-precision="ratio=0.2 profile=%S/Inputs/overflow-profile.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOFILE
 // RUN: not qtrain-opt %s --qtrain-assign-precision="ratio=0.2 order=profiled profile=%t.missing" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MISSING
@@ -17,9 +17,9 @@
 // PROFILED: %arg0: tensor<3x5xf32> {qtrain.formats = {gp = #qtrain.float<6, 9, 0>, p = #qtrain.float<6, 9, 0, saturate>}
 // PROFILED: linalg.matmul {{.*}}qtrain.formats = {gy = #qtrain.float<5, 2, 0>, y = #qtrain.float<4, 3, 4, saturate>}
 
-// REMARKS: remark: group 0: saves 55 B when low, profiled overflow ratio 0.05, score 8.62745
-// REMARKS: remark: group 1: saves 24 B when low, profiled overflow ratio 0, score 192
-// REMARKS: remark: qtrain-assign-precision: order profiled, r = 0.2: 1 of 2 groups low
+// REMARKS: remark: {{.*}}group 0: saves 55 B when low, profiled overflow ratio 0.05, score 8.62745
+// REMARKS: remark: {{.*}}group 1: saves 24 B when low, profiled overflow ratio 0, score 192
+// REMARKS: remark: {{.*}}qtrain-assign-precision: order profiled, r = 0.2: 1 of 2 groups low
 
 // NOFILE: error: qtrain-assign-precision: order=profiled and profile=FILE come together
 // MISSING: error: qtrain-assign-precision: profile '{{.*}}.missing': No such file or directory

@@ -3,16 +3,16 @@
 //
 // RUN: qtrain-opt %s --qtrain-assign-precision="ratio=0" 2>/dev/null | FileCheck %s --check-prefix=HIGH
 // RUN: qtrain-opt %s --qtrain-assign-precision="ratio=1" 2>/dev/null | FileCheck %s --check-prefix=LOW
-// RUN: qtrain-opt %s --qtrain-assign-precision="ratio=0.5" -verify-diagnostics | FileCheck %s --check-prefix=LARGEST
+// RUN: qtrain-opt %s --qtrain-assign-precision="ratio=0.5" -verify-diagnostics --remarks-filter="qtrain-.*" | FileCheck %s --check-prefix=LARGEST
 // RUN: qtrain-opt %s --qtrain-assign-precision="ratio=0.3" 2>/dev/null | FileCheck %s --check-prefix=LARGEST
 // RUN: qtrain-opt %s --qtrain-assign-precision="ratio=0.3 order=smallest" 2>/dev/null | FileCheck %s --check-prefix=SMALLEST
-// RUN: qtrain-opt %s --qtrain-assign-precision="ratio=0.3 order=smallest" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=SMALLEST-REMARK
+// RUN: qtrain-opt %s --qtrain-assign-precision="ratio=0.3 order=smallest" --remarks-filter="qtrain-.*" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=SMALLEST-REMARK
 //
 // Budget mode: 1361 bytes is the footprint of {G1} low, so it fits exactly;
 // one byte less needs {G1, G0} (1053 bytes).
 // RUN: qtrain-opt %s --qtrain-assign-precision="budget=1361 report=%t.fit.json" 2>/dev/null | FileCheck %s --check-prefix=LARGEST
 // RUN: FileCheck %s --check-prefix=FIT-JSON --input-file=%t.fit.json
-// RUN: qtrain-opt %s --qtrain-assign-precision="budget=1361" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FIT-REMARK
+// RUN: qtrain-opt %s --qtrain-assign-precision="budget=1361" --remarks-filter="qtrain-.*" -mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s --check-prefix=FIT-REMARK
 // RUN: qtrain-opt %s --qtrain-assign-precision="budget=1360 report=%t.less.json" 2>/dev/null | FileCheck %s --check-prefix=TWO
 // RUN: FileCheck %s --check-prefix=LESS-JSON --input-file=%t.less.json
 // The all-high footprint (1964 bytes) fits 2KiB: nothing is lowered.
@@ -115,10 +115,10 @@
 //       SMALLEST:   linalg.pooling_nchw_max {{.*}}qtrain.formats = {gy = #qtrain.float<6, 9, 0>, y = #qtrain.float<6, 9, 0, saturate>}, qtrain.group = 1 : i64
 //       SMALLEST:   linalg.matmul {qtrain.formats = {gy = #qtrain.float<5, 2, 0>, y = #qtrain.float<4, 3, 4, saturate>}, qtrain.group = 2 : i64}
 
-// SMALLEST-REMARK: remark: group 0 (input 4): 328 elements (0.334 of all), 656 B -> 348 B, low:
-// SMALLEST-REMARK: remark: group 1 ({{.*}}): 630 elements (0.642 of all), 1.2 KiB -> 1.2 KiB, high:
-// SMALLEST-REMARK: remark: group 2 (matmul at {{.*}}): 24 elements (0.024 of all), 48 B -> 24 B, low:
-// SMALLEST-REMARK: remark: qtrain-assign-precision: order smallest, r = 0.3: 2 of 3 groups low (covering 0.3585 of the elements); tensor memory 1.9 KiB -> 1.6 KiB (0.831x)
+// SMALLEST-REMARK: remark: {{.*}}group 0 (input 4): 328 elements (0.334 of all), 656 B -> 348 B, low:
+// SMALLEST-REMARK: remark: {{.*}}group 1 ({{.*}}): 630 elements (0.642 of all), 1.2 KiB -> 1.2 KiB, high:
+// SMALLEST-REMARK: remark: {{.*}}group 2 (matmul at {{.*}}): 24 elements (0.024 of all), 48 B -> 24 B, low:
+// SMALLEST-REMARK: remark: {{.*}}qtrain-assign-precision: order smallest, r = 0.3: 2 of 3 groups low (covering 0.3585 of the elements); tensor memory 1.9 KiB -> 1.6 KiB (0.831x)
 
 // TWO-LABEL: func.func @forward(
 //  TWO-SAME:   tensor<2x1x3x3xf32> {qtrain.formats = {gp = #qtrain.float<6, 9, 0>, p = #qtrain.float<4, 3, 4, saturate>}, qtrain.group = 0 : i64, qtrain.param}
@@ -134,7 +134,7 @@
 // FIT-JSON: "budget_bytes": 1361,
 // FIT-JSON: "low_groups": 1,
 // FIT-JSON: "ratio": 0.641547861507128
-// FIT-REMARK: remark: qtrain-assign-precision: order largest, r = 0.641548: 1 of 3 groups low (covering 0.6415 of the elements); tensor memory 1.9 KiB -> 1.3 KiB (0.693x)
+// FIT-REMARK: remark: {{.*}}qtrain-assign-precision: order largest, r = 0.641548: 1 of 3 groups low (covering 0.6415 of the elements); tensor memory 1.9 KiB -> 1.3 KiB (0.693x)
 
 // LESS-JSON: "assigned_bytes_after": 1053,
 // LESS-JSON: "budget_bytes": 1360,

@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s -split-input-file -verify-diagnostics --qtrain-autodiff
+// RUN: qtrain-opt %s -split-input-file -verify-diagnostics --remarks-filter="qtrain-.*" --qtrain-autodiff
 
 // expected-error @+1 {{qtrain-autodiff: no function @forward in the module (set forward=<name>)}}
 module {

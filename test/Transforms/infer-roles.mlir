@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s -split-input-file -verify-diagnostics --qtrain-infer-roles | FileCheck %s
+// RUN: qtrain-opt %s -split-input-file -verify-diagnostics --remarks-filter="qtrain-.*" --qtrain-infer-roles | FileCheck %s
 
 // A joint forward/backward graph as aot_autograd produces it: the tangent of
 // the output starts the backward pass; the weight gradient is a marked result.

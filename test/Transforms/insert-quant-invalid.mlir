@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s -split-input-file -verify-diagnostics --qtrain-insert-quant
+// RUN: qtrain-opt %s -split-input-file -verify-diagnostics --remarks-filter="qtrain-.*" --qtrain-insert-quant
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=fancy" 2>&1 | FileCheck %s --check-prefix=POLICY
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="schedule=cpt:3:99" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
 // RUN: not qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=static schedule=cpt:3:8" 2>&1 | FileCheck %s --check-prefix=STATIC

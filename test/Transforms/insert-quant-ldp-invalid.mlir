@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=ldp" -verify-diagnostics
+// RUN: qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=ldp" -verify-diagnostics --remarks-filter="qtrain-.*"
 
 // Tied weights: one parameter feeds two layers, each with its own learned
 // precision; the second would read the first one's quantizer.

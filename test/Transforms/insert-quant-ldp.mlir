@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s --qtrain-insert-quant="policy=ldp lambda=0.5 ldp-init=0.25" -verify-diagnostics | FileCheck %s
+// RUN: qtrain-opt %s --qtrain-insert-quant="policy=ldp lambda=0.5 ldp-init=0.25" -verify-diagnostics --remarks-filter="qtrain-.*" | FileCheck %s
 // RUN: qtrain-opt %s --qtrain-insert-quant="policy=ldp lambda=0.5" --qtrain-autodiff 2>/dev/null | FileCheck %s --check-prefix=STEP
 
 // LDP (PAPERS.md section 3) on two linear layers: each gets a learnable

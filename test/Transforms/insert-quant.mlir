@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s -split-input-file --qtrain-insert-quant -verify-diagnostics | FileCheck %s
+// RUN: qtrain-opt %s -split-input-file --qtrain-insert-quant -verify-diagnostics --remarks-filter="qtrain-.*" | FileCheck %s
 // RUN: qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=static bits=6 grad-bits=4 full-precision-layers=0" 2>/dev/null | FileCheck %s --check-prefix=STATIC
 // RUN: qtrain-opt %s -split-input-file --qtrain-insert-quant="policy=none" 2>/dev/null | FileCheck %s --check-prefix=NONE
 

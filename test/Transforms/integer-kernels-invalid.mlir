@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s -split-input-file --qtrain-integer-kernels -verify-diagnostics | FileCheck %s
+// RUN: qtrain-opt %s -split-input-file --qtrain-integer-kernels -verify-diagnostics --remarks-filter="qtrain-.*" | FileCheck %s
 // RUN: not qtrain-opt %s -split-input-file --qtrain-integer-kernels="f64-reference" 2>&1 | FileCheck %s --check-prefix=REF
 
 // Products the pass cannot make integer stay f32, each with a remark that

@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s -split-input-file --qtrain-integer-kernels -verify-diagnostics | FileCheck %s
+// RUN: qtrain-opt %s -split-input-file --qtrain-integer-kernels -verify-diagnostics --remarks-filter="qtrain-.*" | FileCheck %s
 // RUN: qtrain-opt %s -split-input-file --qtrain-integer-kernels="f64-reference" | FileCheck %s --check-prefix=REF
 // Specialized variants are left alone: a second run changes nothing.
 // RUN: qtrain-opt %s -split-input-file --qtrain-integer-kernels 2>/dev/null > %t.once

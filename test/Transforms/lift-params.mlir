@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s -split-input-file -verify-diagnostics --qtrain-lift-params | FileCheck %s
+// RUN: qtrain-opt %s -split-input-file -verify-diagnostics --remarks-filter="qtrain-.*" --qtrain-lift-params | FileCheck %s
 // RUN: qtrain-opt %s -split-input-file --qtrain-lift-params="reinit=true" 2>/dev/null | FileCheck %s --check-prefix=REINIT
 // RUN: qtrain-opt %s -split-input-file --qtrain-lift-params="min-elements=5" 2>/dev/null | FileCheck %s --check-prefix=MIN5
 

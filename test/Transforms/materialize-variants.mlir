@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s --qtrain-autodiff --qtrain-form-kernels --qtrain-materialize-variants="bits=4,8 grad-bits=8" -verify-diagnostics | FileCheck %s
+// RUN: qtrain-opt %s --qtrain-autodiff --qtrain-form-kernels --qtrain-materialize-variants="bits=4,8 grad-bits=8" -verify-diagnostics --remarks-filter="qtrain-.*" | FileCheck %s
 // RUN: qtrain-opt %s --qtrain-autodiff --qtrain-form-kernels --qtrain-materialize-variants="bits=3:5 grad-bits=6:8 fp32=false" 2>/dev/null | FileCheck %s --check-prefix=RANGE
 
 // A linear layer quantized by qtrain-insert-quant (forward op tagged as site

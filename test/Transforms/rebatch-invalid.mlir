@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s -split-input-file -verify-diagnostics --qtrain-rebatch="batch=4"
+// RUN: qtrain-opt %s -split-input-file -verify-diagnostics --remarks-filter="qtrain-.*" --qtrain-rebatch="batch=4"
 // RUN: split-file %s %t
 // RUN: not qtrain-opt %t/options.mlir --qtrain-rebatch 2>&1 | FileCheck %s --check-prefix=NO-BATCH
 // RUN: not qtrain-opt %t/options.mlir --qtrain-rebatch="batch=4 from=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE-FROM

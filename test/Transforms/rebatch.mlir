@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s -split-input-file -verify-diagnostics -mlir-print-local-scope --qtrain-rebatch="batch=4" | FileCheck %s
+// RUN: qtrain-opt %s -split-input-file -verify-diagnostics --remarks-filter="qtrain-.*" -mlir-print-local-scope --qtrain-rebatch="batch=4" | FileCheck %s
 // RUN: qtrain-opt %s -split-input-file -mlir-print-local-scope --qtrain-rebatch="batch=1" 2>/dev/null | FileCheck %s --check-prefix=SAME
 // RUN: split-file %s %t
 // RUN: qtrain-opt %t/named.mlir -mlir-print-local-scope --qtrain-rebatch="forward=model from=2 batch=6" 2>/dev/null | FileCheck %s --check-prefix=NAMED

@@ -226,6 +226,12 @@ rt::Status assignByRatio(const std::vector<Group> &groups, double r,
 rt::Status assignByBudget(const std::vector<Group> &groups, int64_t budgetBytes,
                           const Options &options, Assignment &out);
 
+/// Parses a byte count: a non-negative number of bytes, or one with a
+/// KiB, MiB, GiB (or K, M, G) suffix, binary units ("40MiB", "6.5M",
+/// "1048576", "512B"); fractional bytes are truncated. Fails, quoting
+/// `text`, on anything else and on counts of 9e18 bytes or more.
+rt::Status parseByteCount(const std::string &text, int64_t &out);
+
 /// Ours, beyond the paper: scores for Order::Scored from a profiling run
 /// in which every group was low. `savedBits[g]` is what storing group g low
 /// saves (Assignment::groupBitsBefore - groupBitsAfter of an all-low

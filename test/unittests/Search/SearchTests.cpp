@@ -470,6 +470,32 @@ TEST(SearchOrder, Scored) {
 // Assignment by budget
 //===----------------------------------------------------------------------===//
 
+TEST(SearchBudget, ParseByteCount) {
+  struct Case {
+    const char *text;
+    int64_t bytes;
+  };
+  for (const Case &c : {Case{"0", 0}, Case{"1048576", 1048576},
+                        Case{"512B", 512}, Case{"512KiB", 512 << 10},
+                        Case{"4MiB", 4 << 20}, Case{"6.05MiB", 6343884},
+                        Case{"6.5M", 6815744}, Case{"1GiB", int64_t(1) << 30},
+                        Case{" 2 K ", 2048}, Case{"1e3", 1000}}) {
+    int64_t bytes = -1;
+    Status status = parseByteCount(c.text, bytes);
+    ASSERT_TRUE(status.isOk()) << c.text << ": " << status.message();
+    EXPECT_EQ(bytes, c.bytes) << c.text;
+  }
+  for (const char *text : {"", "MiB", "-4", "+4", "4QiB", "0x10", "inf", "nan",
+                           "4 MiB MiB", "1e19", "."}) {
+    int64_t bytes = 7;
+    Status status = parseByteCount(text, bytes);
+    EXPECT_TRUE(status.failed()) << text;
+    EXPECT_EQ(bytes, 7) << text;
+    EXPECT_NE(status.message().find("is not a byte count"), std::string::npos)
+        << status.message();
+  }
+}
+
 TEST(SearchBudget, PrefixesOfTheOrder) {
   // All high 160 bits = 20 bytes; A low: 15; A, B low: 12; all low: 10.
   std::vector<Group> groups = groupsOfSizes({5, 3, 2});
