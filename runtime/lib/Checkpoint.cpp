@@ -6,6 +6,7 @@
 
 #include "qtrain/runtime/Checkpoint.h"
 
+#include "qtrain/runtime/File.h"
 #include "qtrain/runtime/Trainer.h"
 
 #include <nlohmann/json.hpp>
@@ -168,9 +169,10 @@ Status qtrain::rt::saveCheckpoint(const std::string &path,
 }
 
 Status qtrain::rt::loadCheckpoint(const std::string &path, Checkpoint &out) {
-  std::FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    return ioError(path, "cannot open checkpoint");
+  // A regular file only: a FIFO would block, /dev/zero never end.
+  std::FILE *file;
+  if (Status s = openRegularFile(path, file); s.failed())
+    return s;
   std::string bytes;
   char chunk[1 << 16];
   size_t n;
