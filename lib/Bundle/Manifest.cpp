@@ -237,30 +237,18 @@ static llvm::json::Object tensorJson(const TensorInfo &t) {
       {"name", t.name}, {"shape", shapeOf(t)}, {"dtype", t.dtype}};
 }
 
-LogicalResult mlir::qtrain::writeManifest(const StepInfo &info, StringRef dir,
-                                          StringRef library, StringRef schedule,
-                                          StringRef gradSchedule,
-                                          StringRef flags, Location loc) {
-  llvm::SmallString<256> paramsDir(dir);
-  llvm::sys::path::append(paramsDir, "params");
-  if (std::error_code ec = llvm::sys::fs::create_directories(paramsDir))
-    return emitError(loc, "qtrain-compile: cannot create ")
-           << paramsDir << ": " << ec.message();
-
+/// The manifest of docs/bundle.md as JSON; a "file" parameter's values go
+/// to params/NAME.bin.
+static llvm::json::Object manifestObject(const StepInfo &info,
+                                         StringRef library, StringRef schedule,
+                                         StringRef gradSchedule,
+                                         StringRef flags) {
   llvm::json::Array parameters;
   for (const TensorInfo &p : info.parameters) {
     llvm::json::Object entry = tensorJson(p);
     if (p.init == "file") {
-      std::string rel = "params/" + p.name + ".bin";
-      llvm::SmallString<256> path(dir);
-      llvm::sys::path::append(path, rel);
-      std::error_code ec;
-      llvm::raw_fd_ostream os(path, ec);
-      if (ec)
-        return emitError(loc, "qtrain-compile: cannot write ")
-               << path << ": " << ec.message();
-      os.write(p.data.data(), p.data.size());
-      entry["init"] = llvm::json::Object{{"kind", "file"}, {"path", rel}};
+      entry["init"] = llvm::json::Object{{"kind", "file"},
+                                         {"path", "params/" + p.name + ".bin"}};
     } else {
       llvm::json::Object init{{"kind", p.init}};
       if (p.init == "kaiming_uniform" || p.init == "bias_uniform")
@@ -338,6 +326,40 @@ LogicalResult mlir::qtrain::writeManifest(const StepInfo &info, StringRef dir,
 
   if (!info.librarySha256.empty())
     manifest["library_sha256"] = info.librarySha256;
+  return manifest;
+}
+
+std::string mlir::qtrain::renderManifest(const StepInfo &info,
+                                         StringRef library, StringRef schedule,
+                                         StringRef gradSchedule,
+                                         StringRef flags) {
+  return llvm::formatv("{0:2}",
+                       llvm::json::Value(manifestObject(info, library, schedule,
+                                                        gradSchedule, flags)))
+      .str();
+}
+
+LogicalResult mlir::qtrain::writeManifest(const StepInfo &info, StringRef dir,
+                                          StringRef library, StringRef schedule,
+                                          StringRef gradSchedule,
+                                          StringRef flags, Location loc) {
+  llvm::SmallString<256> paramsDir(dir);
+  llvm::sys::path::append(paramsDir, "params");
+  if (std::error_code ec = llvm::sys::fs::create_directories(paramsDir))
+    return emitError(loc, "qtrain-compile: cannot create ")
+           << paramsDir << ": " << ec.message();
+  for (const TensorInfo &p : info.parameters) {
+    if (p.init != "file")
+      continue;
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, "params/" + p.name + ".bin");
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec)
+      return emitError(loc, "qtrain-compile: cannot write ")
+             << path << ": " << ec.message();
+    os.write(p.data.data(), p.data.size());
+  }
 
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, "manifest.json");
@@ -346,6 +368,6 @@ LogicalResult mlir::qtrain::writeManifest(const StepInfo &info, StringRef dir,
   if (ec)
     return emitError(loc, "qtrain-compile: cannot write ")
            << path << ": " << ec.message();
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
+  os << renderManifest(info, library, schedule, gradSchedule, flags) << "\n";
   return success();
 }

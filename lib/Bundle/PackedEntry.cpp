@@ -87,6 +87,28 @@ static LogicalResult addEntry(ModuleOp module, StringRef callee,
   return success();
 }
 
+LogicalResult mlir::qtrain::addAbiDigest(ModuleOp module, StringRef description,
+                                         StringRef digest) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  for (auto [name, text] :
+       {std::pair(StringRef("qtrain_abi_description"), description),
+        std::pair(StringRef("qtrain_abi_digest"), digest)}) {
+    if (module.lookupSymbol(name))
+      return module.emitError("qtrain-compile: the module already defines @")
+             << name;
+    std::string bytes = text.str();
+    bytes.push_back('\0');
+    auto type =
+        LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), bytes.size());
+    LLVM::GlobalOp::create(b, module.getLoc(), type, /*isConstant=*/true,
+                           LLVM::Linkage::External, name,
+                           b.getStringAttr(bytes));
+  }
+  return success();
+}
+
 LogicalResult mlir::qtrain::addPackedEntryPoints(ModuleOp module) {
   if (failed(addEntry(module, "train_step", "qtrain_train_step")) ||
       failed(addEntry(module, "eval_step", "qtrain_eval_step")))

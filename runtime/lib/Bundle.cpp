@@ -19,6 +19,7 @@
 
 #include "qtrain/runtime/Bundle.h"
 
+#include "qtrain/runtime/File.h"
 #include "qtrain/runtime/Schedule.h"
 #include "qtrain/runtime/Sha256.h"
 #include "qtrain/ukernels.h"
@@ -26,6 +27,8 @@
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -35,6 +38,7 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <utility>
 
 using namespace qtrain::rt;
@@ -675,10 +679,11 @@ Status ManifestReader::readSites(const json &root, Manifest &m) const {
 /// Reads a whole file (at most `maxBytes`) into `out`.
 Status readFile(const std::string &path, long maxBytes, std::string &out,
                 ErrorKind *kind) {
-  FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    return failWith(kind, ErrorKind::Io,
-                    path + ": cannot open: " + std::strerror(errno));
+  std::FILE *file;
+  bool notRegular;
+  if (Status s = openRegularFile(path, file, nullptr, &notRegular); s.failed())
+    return failWith(kind, notRegular ? ErrorKind::Format : ErrorKind::Io,
+                    s.message());
   out.clear();
   char buffer[1 << 16];
   size_t n;
@@ -702,18 +707,13 @@ Status readFile(const std::string &path, long maxBytes, std::string &out,
 Status readFileInit(const std::string &dir, const ParameterSpec &p,
                     std::vector<float> &out, ErrorKind *kind) {
   std::string path = dir + "/" + p.init.path;
-  FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    return failWith(kind, ErrorKind::Io,
-                    path + ": cannot open: " + std::strerror(errno));
-  long size = -1;
-  if (std::fseek(file, 0, SEEK_END) == 0)
-    size = std::ftell(file);
+  std::FILE *file;
+  int64_t size;
+  bool notRegular;
+  if (Status s = openRegularFile(path, file, &size, &notRegular); s.failed())
+    return failWith(kind, notRegular ? ErrorKind::Format : ErrorKind::Io,
+                    s.message());
   uint64_t want = uint64_t(p.numel) * 4;
-  if (size < 0 || std::fseek(file, 0, SEEK_SET) != 0) {
-    std::fclose(file);
-    return failWith(kind, ErrorKind::Io, path + ": cannot determine its size");
-  }
   if (uint64_t(size) != want) {
     std::fclose(file);
     return failWith(kind, ErrorKind::Format,
@@ -745,7 +745,282 @@ void *lookupSymbol(void *handle, const std::string &name) {
   return address;
 }
 
+/// The ELF machine this process runs on (0: unknown, not checked).
+constexpr uint16_t hostMachine() {
+#if defined(__x86_64__)
+  return EM_X86_64;
+#elif defined(__aarch64__)
+  return EM_AARCH64;
+#else
+  return 0;
+#endif
+}
+
+/// Checks, without loading it, that `path` is a regular file holding a
+/// 64-bit little-endian shared object of this machine whose headers and
+/// loadable segments lie inside the file. dlopen maps the segments: one
+/// that a truncation cut off would be mapped past the end of the file, and
+/// the first access to it would kill the process with SIGBUS.
+Status checkLibraryFile(const std::string &path, ErrorKind *kind) {
+  int fd;
+  int64_t size;
+  bool notRegular;
+  if (Status s = openRegularFile(path, fd, &size, &notRegular); s.failed())
+    return failWith(kind, notRegular ? ErrorKind::Format : ErrorKind::Io,
+                    s.message());
+  auto readAt = [&](uint64_t offset, void *out, size_t count) {
+    size_t done = 0;
+    while (done < count) {
+      ssize_t n = ::pread(fd, static_cast<char *>(out) + done, count - done,
+                          off_t(offset + done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return false;
+      done += size_t(n);
+    }
+    return true;
+  };
+  auto damaged = [&](const std::string &what) {
+    ::close(fd);
+    return failWith(kind, ErrorKind::Format,
+                    path + ": not a loadable shared library: " + what +
+                        "; refusing to load it");
+  };
+  uint64_t fileSize = uint64_t(size);
+  Elf64_Ehdr header;
+  if (fileSize < sizeof(header) || !readAt(0, &header, sizeof(header)))
+    return damaged("the file has " + std::to_string(fileSize) +
+                   " bytes, fewer than an ELF header");
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
+    return damaged("no ELF magic");
+  if (header.e_ident[EI_CLASS] != ELFCLASS64 ||
+      header.e_ident[EI_DATA] != ELFDATA2LSB)
+    return damaged("not a 64-bit little-endian ELF file");
+  if (header.e_type != ET_DYN)
+    return damaged("not a shared object (ELF type " +
+                   std::to_string(header.e_type) + ")");
+  if (hostMachine() != 0 && header.e_machine != hostMachine())
+    return damaged("built for ELF machine " + std::to_string(header.e_machine) +
+                   ", this one is " + std::to_string(hostMachine()));
+  // A table of `count` entries of `entrySize` bytes at `offset` must lie
+  // inside the file (no overflow: every factor is below 2^32).
+  auto inside = [&](uint64_t offset, uint64_t count, uint64_t entrySize) {
+    return offset <= fileSize && count * entrySize <= fileSize - offset;
+  };
+  if (header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0 ||
+      !inside(header.e_phoff, header.e_phnum, sizeof(Elf64_Phdr)))
+    return damaged("its program headers are missing or lie past the end of "
+                   "the file (" +
+                   std::to_string(fileSize) + " bytes; truncated?)");
+  if (header.e_shoff != 0 &&
+      !inside(header.e_shoff, header.e_shnum, header.e_shentsize))
+    return damaged("its section headers lie past the end of the file (" +
+                   std::to_string(fileSize) + " bytes; truncated?)");
+  for (uint16_t i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr segment;
+    if (!readAt(header.e_phoff + uint64_t(i) * sizeof(segment), &segment,
+                sizeof(segment)))
+      return damaged("cannot read program header " + std::to_string(i));
+    if (segment.p_type != PT_LOAD && segment.p_type != PT_DYNAMIC)
+      continue;
+    if (segment.p_offset > fileSize ||
+        segment.p_filesz > fileSize - segment.p_offset)
+      return damaged("segment " + std::to_string(i) +
+                     " ends past the end of "
+                     "the file (" +
+                     std::to_string(fileSize) + " bytes; truncated?)");
+  }
+  ::close(fd);
+  return Status::success();
+}
+
+/// Escapes what would make a description line ambiguous (spaces, control
+/// characters, the backslash) as \xHH.
+std::string abiWord(const std::string &text) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    if (c <= ' ' || c == '\\' || c == 0x7f) {
+      out += "\\x";
+      out += digits[c >> 4];
+      out += digits[c & 15];
+    } else {
+      out += char(c);
+    }
+  }
+  return out.empty() ? "\\x" : out;
+}
+
+std::string abiShape(const TensorSpec &t) {
+  std::string out = std::string(toString(t.dtype)) + " [";
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    out += (i ? "," : "") + std::to_string(t.shape[i]);
+  return out + "]";
+}
+
+/// A float as the shortest decimal that reads back to it (9 digits do).
+std::string abiFloat(float value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g", double(value));
+  return text;
+}
+
+/// The key of a description line: its first word.
+std::string abiKey(const std::string &line) {
+  return line.substr(0, line.find(' '));
+}
+
+std::vector<std::string> abiLines(const std::string &text) {
+  std::vector<std::string> lines;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos)
+      end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+/// The first fact on which the manifest's description and the library's
+/// differ, for the error message.
+std::string firstAbiDifference(const std::string &manifestText,
+                               const std::string &libraryText) {
+  std::vector<std::string> ours = abiLines(manifestText),
+                           theirs = abiLines(libraryText);
+  std::map<std::string, std::string> byKey;
+  for (const std::string &line : theirs)
+    byKey[abiKey(line)] = line;
+  auto rest = [](const std::string &line) {
+    size_t space = line.find(' ');
+    return space == std::string::npos ? std::string() : line.substr(space + 1);
+  };
+  for (const std::string &line : ours) {
+    auto it = byKey.find(abiKey(line));
+    if (it == byKey.end())
+      return abiKey(line) + ": the manifest has '" + rest(line) +
+             "', the library has no such entry";
+    if (it->second != line)
+      return abiKey(line) + ": the manifest has '" + rest(line) +
+             "', the library was compiled for '" + rest(it->second) + "'";
+    byKey.erase(it);
+  }
+  for (const std::string &line : theirs)
+    if (byKey.count(abiKey(line)))
+      return abiKey(line) +
+             ": the manifest has no such entry, the library "
+             "was compiled for '" +
+             rest(line) + "'";
+  return "";
+}
+
+/// Refuses a library compiled for another manifest than `m`: its
+/// qtrain_abi_digest must be abiDigest(m). A library without one (made by
+/// hand, as the test fixtures, or by a qtrain-compile older than the
+/// digest) is not checked.
+Status checkAbi(void *handle, const Manifest &m, const std::string &path,
+                ErrorKind *kind) {
+  const char *digest =
+      static_cast<const char *>(lookupSymbol(handle, kAbiDigestSymbol));
+  if (!digest)
+    return Status::success();
+  std::string description = abiDescription(m);
+  std::string expected = sha256Hex(description.data(), description.size());
+  // At most 64 hex digits and the NUL are read.
+  std::string actual(digest, strnlen(digest, 65));
+  if (actual == expected)
+    return Status::success();
+  std::string why;
+  if (const char *text = static_cast<const char *>(
+          lookupSymbol(handle, kAbiDescriptionSymbol)))
+    why = firstAbiDifference(description, text);
+  if (why.empty())
+    why = "its ABI digest " + actual.substr(0, 64) + " is not the manifest's " +
+          expected;
+  return failWith(kind, ErrorKind::Format,
+                  path +
+                      ": the library was not compiled for this "
+                      "manifest.json (" +
+                      why + "); refusing to run it");
+}
+
 } // namespace
+
+std::string qtrain::rt::abiDescription(const Manifest &m) {
+  std::string out = "qtrain-abi " + std::to_string(m.version) + "\n";
+  auto line = [&](const std::string &key, const std::string &value) {
+    out += key + " " + value + "\n";
+  };
+  line("entry.train", abiWord(m.trainEntry));
+  line("entry.eval", abiWord(m.evalEntry));
+  line("batch", std::to_string(m.batch));
+  line("classes", std::to_string(m.classes));
+  line("input", abiWord(m.input.name) + " " + abiShape(m.input));
+  line("labels", abiShape(m.labels));
+  std::string controls;
+  for (const std::string &c : m.controls)
+    controls += (controls.empty() ? "" : " ") + abiWord(c);
+  line("controls", controls);
+  for (size_t i = 0; i < m.parameters.size(); ++i) {
+    const ParameterSpec &p = m.parameters[i];
+    std::string init = std::string(toString(p.init.kind));
+    if (p.init.kind == InitKind::KaimingUniform ||
+        p.init.kind == InitKind::BiasUniform)
+      init += " fan_in " + std::to_string(p.init.fanIn);
+    if (p.init.kind == InitKind::File)
+      init += " path " + abiWord(p.init.path);
+    line("parameters[" + std::to_string(i) + "]",
+         abiWord(p.name) + " " + abiShape(p) + " init " + init);
+  }
+  for (size_t i = 0; i < m.state.size(); ++i) {
+    const StateSpec &t = m.state[i];
+    std::string value =
+        abiWord(t.name) + " " + abiShape(t) + " kind " + abiWord(t.kind);
+    if (!t.tensors.empty()) {
+      value += " tensors";
+      for (const std::string &name : t.tensors)
+        value += " " + abiWord(name);
+    }
+    if (!t.init.empty()) {
+      value += " init";
+      for (float v : t.init)
+        value += " " + abiFloat(v);
+    }
+    line("state[" + std::to_string(i) + "]", value);
+  }
+  line("schedule", abiWord(m.schedule));
+  line("grad_schedule", abiWord(m.gradSchedule));
+  for (size_t i = 0; i < m.sites.size(); ++i) {
+    const SiteSpec &site = m.sites[i];
+    std::string key = "sites[" + std::to_string(i) + "]";
+    std::string value = abiWord(site.name) + " op " + abiWord(site.op) +
+                        " macs " + std::to_string(site.macs);
+    if (!site.precision.empty())
+      value += " precision " + abiWord(site.precision);
+    value += " variants " + std::to_string(site.variants.size());
+    line(key, value);
+    for (size_t j = 0; j < site.variants.size(); ++j) {
+      const VariantSpec &v = site.variants[j];
+      std::string text = "bits " + std::to_string(v.bits) + " grad_bits " +
+                         std::to_string(v.gradBits) + " symbol " +
+                         abiWord(v.symbol);
+      if (!v.kernels.empty()) {
+        text += " kernels";
+        for (const auto &[product, kernel] : v.kernels)
+          text += " " + abiWord(product) + "=" + abiWord(kernel);
+      }
+      line(key + ".variants[" + std::to_string(j) + "]", text);
+    }
+  }
+  line("sites", std::to_string(m.sites.size()));
+  return out;
+}
+
+std::string qtrain::rt::abiDigest(const Manifest &m) {
+  std::string description = abiDescription(m);
+  return sha256Hex(description.data(), description.size());
+}
 
 std::string_view qtrain::rt::toString(DType dtype) {
   return dtype == DType::F32 ? "f32" : "i64";
@@ -823,6 +1098,10 @@ Status qtrain::rt::openBundle(const std::string &dir,
   const Manifest &m = bundle->manifest;
 
   std::string libraryPath = prefix + "/" + m.library;
+  // A regular file with every segment inside it (dlopen would hang on a
+  // FIFO and map a truncated file past its end: SIGBUS).
+  if (Status s = checkLibraryFile(libraryPath, kind); s.failed())
+    return s;
   // Loading runs the library's code: load only the library the compiler
   // wrote (docs/bundle.md, "Trust").
   if (!m.librarySha256.empty()) {
@@ -844,6 +1123,10 @@ Status qtrain::rt::openBundle(const std::string &dir,
                     libraryPath + ": cannot load the library: " +
                         (why ? why : "unknown error"));
   }
+  // The manifest must describe the library before any of its symbols is
+  // looked up or called.
+  if (Status s = checkAbi(bundle->handle, m, libraryPath, kind); s.failed())
+    return s;
   struct {
     const std::string &name;
     const char *field;

@@ -6,6 +6,7 @@
 
 #include "qtrain/runtime/Checkpoint.h"
 
+#include "qtrain/runtime/File.h"
 #include "qtrain/runtime/Trainer.h"
 
 #include <nlohmann/json.hpp>
@@ -24,7 +25,7 @@ using namespace qtrain::rt;
 namespace {
 
 constexpr char kMagic[8] = {'Q', 'T', 'R', 'A', 'I', 'N', 'C', 'K'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 
 template <typename T>
 void put(std::string &out, T value) {
@@ -92,11 +93,15 @@ std::string directoryOf(const std::string &path) {
 } // namespace
 
 Checkpoint qtrain::rt::captureCheckpoint(const Trainer &trainer,
-                                         std::string config) {
+                                         std::string config,
+                                         double epochLossSum,
+                                         int64_t epochLossCount) {
   Checkpoint c;
   c.config = std::move(config);
   c.step = trainer.getStep();
   c.totalBitOps = trainer.getTotalBitOps();
+  c.epochLossSum = epochLossSum;
+  c.epochLossCount = epochLossCount;
   for (size_t i = 0; i < trainer.getNumBuffers(); ++i) {
     const float *data = trainer.getBuffer(i);
     c.buffers.emplace_back(data, data + trainer.getBufferSize(i));
@@ -112,6 +117,8 @@ Status qtrain::rt::saveCheckpoint(const std::string &path,
   bytes += c.config;
   put<int64_t>(bytes, c.step);
   put<double>(bytes, c.totalBitOps);
+  put<double>(bytes, c.epochLossSum);
+  put<int64_t>(bytes, c.epochLossCount);
   put<uint32_t>(bytes, uint32_t(c.buffers.size()));
   for (const std::vector<float> &b : c.buffers) {
     put<uint64_t>(bytes, b.size());
@@ -162,9 +169,10 @@ Status qtrain::rt::saveCheckpoint(const std::string &path,
 }
 
 Status qtrain::rt::loadCheckpoint(const std::string &path, Checkpoint &out) {
-  std::FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    return ioError(path, "cannot open checkpoint");
+  // A regular file only: a FIFO would block, /dev/zero never end.
+  std::FILE *file;
+  if (Status s = openRegularFile(path, file); s.failed())
+    return s;
   std::string bytes;
   char chunk[1 << 16];
   size_t n;
@@ -194,6 +202,13 @@ Status qtrain::rt::loadCheckpoint(const std::string &path, Checkpoint &out) {
     return s;
   if (Status s = r.get("the version", version); s.failed())
     return s;
+  if (version == 1)
+    return Status::error(
+        path +
+        ": checkpoint version 1 (this runtime reads 2): it does not record "
+        "the running training loss of its epoch, so a resumed run could not "
+        "log that epoch's mean exactly; restart the run, or finish it with "
+        "the qtrain-run that wrote the checkpoint");
   if (version != kVersion)
     return Status::error(path + ": checkpoint version " +
                          std::to_string(version) + " (this runtime reads " +
@@ -221,6 +236,21 @@ Status qtrain::rt::loadCheckpoint(const std::string &path, Checkpoint &out) {
     return Status::error(path + ": the checkpoint's BitOps count " +
                          std::to_string(c.totalBitOps) +
                          " is not a finite non-negative number");
+  if (Status s = r.get("the epoch loss sum", c.epochLossSum); s.failed())
+    return s;
+  if (Status s = r.get("the epoch loss count", c.epochLossCount); s.failed())
+    return s;
+  if (c.epochLossCount < 0 || c.epochLossCount > c.step)
+    return Status::error(path + ": the checkpoint's epoch loss count " +
+                         std::to_string(c.epochLossCount) +
+                         " is outside [0, its step " + std::to_string(c.step) +
+                         "]");
+  if (!std::isfinite(c.epochLossSum) ||
+      (c.epochLossCount == 0 && c.epochLossSum != 0))
+    return Status::error(path + ": the checkpoint's epoch loss sum " +
+                         std::to_string(c.epochLossSum) + " over " +
+                         std::to_string(c.epochLossCount) +
+                         " steps is not a finite sum of losses");
   if (Status s = r.get("the buffer count", numBuffers); s.failed())
     return s;
   for (uint32_t i = 0; i < numBuffers; ++i) {

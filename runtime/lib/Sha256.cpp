@@ -12,6 +12,8 @@
 
 #include "qtrain/runtime/Sha256.h"
 
+#include "qtrain/runtime/File.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -122,9 +124,9 @@ std::string qtrain::rt::sha256Hex(const void *data, size_t size) {
 }
 
 Status qtrain::rt::sha256File(const std::string &path, std::string &hex) {
-  FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    return Status::error(path + ": cannot open: " + std::strerror(errno));
+  std::FILE *file;
+  if (Status s = openRegularFile(path, file); s.failed())
+    return s;
   Sha256 hash;
   char chunk[1 << 16];
   size_t n;

@@ -10,6 +10,7 @@
 #include "qtrain/InitAll.h"
 #include "qtrain/Pipelines/Pipelines.h"
 #include "qtrain/Search/Assignment.h"
+#include "qtrain/runtime/Bundle.h"
 #include "qtrain/runtime/Cost.h"
 #include "qtrain/runtime/Schedule.h"
 #include "qtrain/runtime/Sha256.h"
@@ -696,6 +697,25 @@ static int compile(int argc, char **argv) {
     return 1;
   if (buffersOut)
     buffersOut->keep();
+  std::string gradSchedule =
+      policy == "none" ? "fp32" : "static:" + std::to_string(firstGradBits);
+  // The ABI digest: the library carries what its manifest must say, as
+  // the runtime reads it (rt::abiDescription of the parsed manifest).
+  {
+    std::string text = mlir::qtrain::renderManifest(*info, "model.so",
+                                                    rt::printSchedule(parsed),
+                                                    gradSchedule, commandLine);
+    rt::Manifest manifest;
+    if (rt::Status s = rt::parseManifest(text, "manifest.json", manifest);
+        s.failed())
+      return fail("the manifest it would write does not read back: " +
+                  s.message());
+    std::string description = rt::abiDescription(manifest);
+    if (failed(mlir::qtrain::addAbiDigest(
+            *module, description,
+            rt::sha256Hex(description.data(), description.size()))))
+      return 1;
+  }
   // The bundle is built in a fresh OUT.partial-XXXXXX and renamed into
   // place at the end, so OUT is never half written; an existing OUT is
   // replaced only if it is a bundle (or empty). Only directories made here
@@ -744,8 +764,6 @@ static int compile(int argc, char **argv) {
   if (rt::Status s = rt::sha256File(std::string(library), info->librarySha256);
       s.failed())
     return abandon(s.message());
-  std::string gradSchedule =
-      policy == "none" ? "fp32" : "static:" + std::to_string(firstGradBits);
   if (failed(mlir::qtrain::writeManifest(
           *info, staging, "model.so", rt::printSchedule(parsed), gradSchedule,
           commandLine, module->getLoc())))

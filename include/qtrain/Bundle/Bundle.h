@@ -77,6 +77,15 @@ LogicalResult addEmptySlots(ModuleOp module);
 /// pointers (docs/bundle.md, "The step ABI") and calls the step.
 LogicalResult addPackedEntryPoints(ModuleOp module);
 
+/// Adds the library's ABI digest to a module lowered to the LLVM dialect:
+/// exported constant NUL-terminated strings `qtrain_abi_description`
+/// (`description`: what the runtime relies on from the manifest,
+/// qtrain::rt::abiDescription) and `qtrain_abi_digest` (`digest`, its
+/// SHA-256 in hex). The runtime recomputes both from the manifest it reads
+/// and refuses a library compiled for another (docs/bundle.md, "Trust").
+LogicalResult addAbiDigest(ModuleOp module, StringRef description,
+                           StringRef digest);
+
 /// Fails, with the reason in `error`, unless `cpu` ("native" or an LLVM
 /// CPU name) names a CPU of the host's target.
 LogicalResult checkTargetCpu(StringRef cpu, std::string &error);
@@ -85,6 +94,11 @@ LogicalResult checkTargetCpu(StringRef cpu, std::string &error);
 /// emits an object file for the host triple and `cpu` ("native" for the
 /// host CPU, or a name such as "x86-64" for a portable bundle).
 LogicalResult emitObjectFile(ModuleOp module, StringRef cpu, StringRef path);
+
+/// The text of manifest.json (what writeManifest writes).
+std::string renderManifest(const StepInfo &info, StringRef library,
+                           StringRef schedule, StringRef gradSchedule,
+                           StringRef flags);
 
 /// Writes manifest.json and params/*.bin into `dir`. `library` is the
 /// shared object's file name, `flags` the compiler's command line.

@@ -475,6 +475,11 @@ EvalResult evaluate(rt::Trainer &trainer, const rt::Dataset &test,
           bits};
 }
 
+/// "NaN", "inf" or "-inf", for messages.
+std::string nonFiniteName(double value) {
+  return std::isnan(value) ? "NaN" : value > 0 ? "inf" : "-inf";
+}
+
 /// A training batch: samples [pos * batch, (pos + 1) * batch) of `order`.
 void fillBatch(const rt::Dataset &train, const std::vector<int64_t> &order,
                int64_t pos, int64_t batch, const Options &o, float *x,
@@ -491,11 +496,27 @@ class Logs {
 public:
   explicit Logs(const std::string &dir) : dir(dir) {}
 
-  void open(int64_t resumeStep, int64_t stepsPerEpoch) {
-    keep("steps.csv", resumeStep, true, 0);
-    keep("steps.jsonl", resumeStep, false, 0);
-    keep("epochs.csv", resumeStep / stepsPerEpoch, true, 0);
-    keep("epochs.jsonl", resumeStep / stepsPerEpoch, false, 0);
+  /// Opens the logs of a run at `resumeStep`, keeping the rows before it.
+  /// They come from the logs in `from` (the resumed checkpoint's folder,
+  /// which may be another folder than this one). Returns a warning when
+  /// `from` lacks some of those rows, empty otherwise.
+  std::string open(int64_t resumeStep, int64_t stepsPerEpoch,
+                   const std::string &from) {
+    int64_t resumeEpoch = resumeStep / stepsPerEpoch;
+    int64_t steps = keep(from, "steps.csv", resumeStep, true);
+    keep(from, "steps.jsonl", resumeStep, false);
+    int64_t epochs = keep(from, "epochs.csv", resumeEpoch, true);
+    keep(from, "epochs.jsonl", resumeEpoch, false);
+    std::string warning;
+    if (steps < resumeStep || epochs < resumeEpoch)
+      warning = from + " has " + std::to_string(steps) + " of the " +
+                std::to_string(resumeStep) + " steps.csv rows and " +
+                std::to_string(epochs) + " of the " +
+                std::to_string(resumeEpoch) +
+                " epochs.csv rows of the run before step " +
+                std::to_string(resumeStep) + "; the logs in " + dir +
+                " lack the others (the epoch figures do not depend on them: "
+                "the checkpoint has what they need)";
     stepsCsv = append("steps.csv", "step,epoch,loss,bits,grad_bits,bitops,"
                                    "cumulative_bitops,step_seconds,"
                                    "loss_scale,skipped,promoted,site_bits,"
@@ -505,6 +526,7 @@ public:
         append("epochs.csv", "epoch,step,train_loss,test_loss,test_accuracy,"
                              "eval_bits,cumulative_bitops,seconds\n");
     epochsJson = append("epochs.jsonl", "");
+    return warning;
   }
   ~Logs() {
     for (std::FILE *f : {stepsCsv, stepsJson, epochsCsv, epochsJson})
@@ -567,26 +589,6 @@ public:
     flush();
   }
 
-  /// The sum and count of the logged losses of `epoch` (a resumed run
-  /// continues its epoch's mean).
-  std::pair<double, int64_t> epochLoss(int64_t epoch) const {
-    std::ifstream in(path("steps.csv"));
-    std::string line;
-    std::getline(in, line);
-    double sum = 0;
-    int64_t count = 0;
-    while (std::getline(in, line)) {
-      long long step, e;
-      double loss;
-      if (std::sscanf(line.c_str(), "%lld,%lld,%lf", &step, &e, &loss) == 3 &&
-          e == epoch) {
-        sum += loss;
-        ++count;
-      }
-    }
-    return {sum, count};
-  }
-
   void flush() {
     for (std::FILE *f : {stepsCsv, stepsJson, epochsCsv, epochsJson})
       if (std::fflush(f) != 0 || std::ferror(f))
@@ -596,13 +598,20 @@ public:
 private:
   std::string path(const char *name) const { return dir + "/" + name; }
 
-  /// Keeps the rows whose first field (step or epoch) is below `limit`.
-  void keep(const char *name, int64_t limit, bool csv, int) {
-    std::ifstream in(path(name));
-    if (!in)
-      return;
+  /// Writes the rows of `from`/`name` whose first field (step or epoch) is
+  /// below `limit` to this folder's `name`; returns how many (0 when there
+  /// is no such file: nothing is written).
+  int64_t keep(const std::string &from, const char *name, int64_t limit,
+               bool csv) {
+    std::ifstream in(from + "/" + name);
+    if (!in) {
+      // Not even the old rows of this folder (--overwrite) stay.
+      std::remove(path(name).c_str());
+      return 0;
+    }
     std::string line, kept;
     bool first = true;
+    int64_t rows = 0;
     while (std::getline(in, line)) {
       if (csv && first) {
         kept += line + "\n";
@@ -622,8 +631,10 @@ private:
             key = it->get<long long>();
         }
       }
-      if (key >= 0 && key < limit)
+      if (key >= 0 && key < limit) {
         kept += line + "\n";
+        ++rows;
+      }
     }
     in.close();
     // Into a new file renamed over the old one, so that a run killed here
@@ -645,6 +656,7 @@ private:
       std::remove(tmp.c_str());
       die("cannot rewrite " + path(name) + ": " + std::strerror(error));
     }
+    return rows;
   }
 
   std::FILE *append(const char *name, const char *header) {
@@ -725,14 +737,21 @@ private:
 };
 
 /// What a checkpoint records of the run, and what a resumed run must match.
+/// Every setting that changes a run's results is here: a resumed run that
+/// sets one differently is refused (configMismatches) rather than silently
+/// continuing as another run. `evalBits` is --eval-bits as the run reads
+/// it ("max", "current" or a bit count).
 json runConfig(const Options &o, const rt::Manifest &m, const Data &d,
                const std::string &schedule, const std::string &gradSchedule,
-               int64_t totalSteps) {
+               const std::string &evalBits, int64_t totalSteps) {
   json config = {{"bundle_library", m.library},
+                 {"bundle_library_sha256", m.librarySha256},
                  {"bundle_batch", m.batch},
                  {"parameters", m.parameters.size()},
                  {"data_dir", d.dir},
                  {"train_samples", d.train.count},
+                 {"test_samples", d.test.count},
+                 {"eval_bits", evalBits},
                  {"mean", o.mean},
                  {"std", o.std},
                  {"epochs", o.epochs},
@@ -744,6 +763,13 @@ json runConfig(const Options &o, const rt::Manifest &m, const Data &d,
                  {"promotion_threshold", o.promotionThreshold},
                  {"schedule", schedule},
                  {"grad_schedule", gradSchedule}};
+  // The initial loss scale of bundles with loss scaling (the scale itself
+  // is state, in the checkpoint; a resumed run asking for another start
+  // would silently not get it).
+  if (std::any_of(m.state.begin(), m.state.end(), [](const rt::StateSpec &t) {
+        return t.kind == "loss_scale";
+      }))
+    config["loss_scale"] = o.lossScale;
   // LDP runs: how lambda is set (a resumed run must set it the same way).
   if (rt::learnsPrecisions(m)) {
     config["ldp_lambda"] =
@@ -754,15 +780,46 @@ json runConfig(const Options &o, const rt::Manifest &m, const Data &d,
   return config;
 }
 
+/// What sets a runConfig entry, for messages.
+std::string settingOf(const std::string &key) {
+  static const std::map<std::string, std::string> kSettings = {
+      {"bundle_library", "the bundle"},
+      {"bundle_library_sha256", "the bundle"},
+      {"bundle_batch", "the bundle"},
+      {"parameters", "the bundle"},
+      {"data_dir", "--data or --data-dir"},
+      {"train_samples", "--train-limit or the data"},
+      {"test_samples", "--test-limit or the data"},
+      {"eval_bits", "--eval-bits"},
+      {"mean", "--mean"},
+      {"std", "--std"},
+      {"epochs", "--epochs"},
+      {"total_steps", "--epochs, --train-limit or the data"},
+      {"seed", "--seed"},
+      {"lr", "--lr"},
+      {"momentum", "--momentum"},
+      {"weight_decay", "--weight-decay"},
+      {"promotion_threshold", "--promotion-threshold"},
+      {"schedule", "--schedule"},
+      {"grad_schedule", "--grad-schedule or --grad-bits"},
+      {"loss_scale", "--loss-scale"},
+      {"ldp_lambda", "--ldp-lambda"},
+      {"ldp_target_cost", "--ldp-target-cost"},
+      {"ldp_lambda_rate", "--ldp-lambda-rate"}};
+  auto it = kSettings.find(key);
+  return it == kSettings.end() ? "" : " (" + it->second + ")";
+}
+
 std::vector<std::string> configMismatches(const json &saved, const json &now) {
   std::vector<std::string> out;
   for (auto it = now.begin(); it != now.end(); ++it) {
     auto other = saved.find(it.key());
     if (other == saved.end())
-      out.push_back(it.key() + " (missing in the checkpoint)");
+      out.push_back(it.key() + " (missing in the checkpoint)" +
+                    settingOf(it.key()));
     else if (*other != it.value())
       out.push_back(it.key() + ": checkpoint " + other->dump() + ", now " +
-                    it.value().dump());
+                    it.value().dump() + settingOf(it.key()));
   }
   return out;
 }
@@ -1112,8 +1169,17 @@ int main(int argc, char **argv) {
                  "step (%lld); the run goes to the end\n",
                  (long long)o.stopAt, (long long)total);
 
-  json config = runConfig(o, m, data, scheduleText, gradText, total);
+  // --eval-bits as it acts: "max" is the schedule's largest bits, "04" is
+  // 4, and an LDP run evaluates at the current bits by default.
+  std::string evalText = learnedEval || evalBits == rt::kScheduleBits
+                             ? "current"
+                             : std::to_string(evalBits);
+  json config = runConfig(o, m, data, scheduleText, gradText, evalText, total);
   int64_t start = 0;
+  // The running sum and count of this epoch's training losses (a resumed
+  // run continues them from its checkpoint, never from the logs).
+  double epochLoss = 0;
+  int64_t epochSteps = 0;
   if (!o.resume.empty()) {
     rt::Checkpoint c;
     if (rt::Status s = rt::loadCheckpoint(o.resume, c); s.failed())
@@ -1129,6 +1195,8 @@ int main(int argc, char **argv) {
     if (rt::Status s = rt::restoreCheckpoint(*trainer, c); s.failed())
       die(o.resume + ": " + s.message());
     start = c.step;
+    epochLoss = c.epochLossSum;
+    epochSteps = c.epochLossCount;
     if (start > total)
       die(o.resume + ": step " + std::to_string(start) + " is past the run's " +
           std::to_string(total) + " steps");
@@ -1141,13 +1209,23 @@ int main(int argc, char **argv) {
     if (o.stopAt > 0 && o.stopAt <= start)
       die("--stop-at=" + std::to_string(o.stopAt) +
           " is not after the checkpoint's step " + std::to_string(start));
+    if (epochSteps != start % stepsPerEpoch)
+      die(o.resume + ": the checkpoint at step " + std::to_string(start) +
+          " has the training losses of " + std::to_string(epochSteps) +
+          " steps of its epoch, but " + std::to_string(start % stepsPerEpoch) +
+          " steps of it are done");
+  }
+  // Where the logs before the checkpoint are: beside it.
+  std::string resumeDir;
+  if (!o.resume.empty()) {
+    size_t slash = o.resume.find_last_of('/');
+    resumeDir = slash == std::string::npos ? "." : o.resume.substr(0, slash);
   }
 
   std::string outDir = o.out;
   if (outDir.empty() && !o.resume.empty()) {
     // A resumed run continues in its checkpoint's folder.
-    size_t slash = o.resume.find_last_of('/');
-    outDir = slash == std::string::npos ? "." : o.resume.substr(0, slash);
+    outDir = resumeDir;
   }
   if (outDir.empty()) {
     std::string name = scheduleText;
@@ -1178,7 +1256,10 @@ int main(int argc, char **argv) {
             "pass --overwrite or another --out");
       }
   Logs logs(outDir);
-  logs.open(start, stepsPerEpoch);
+  std::string logsWarning = logs.open(
+      start, stepsPerEpoch, ownFolder || start == 0 ? outDir : resumeDir);
+  if (!logsWarning.empty())
+    std::fprintf(stderr, "qtrain-run: warning: %s\n", logsWarning.c_str());
 
   double macs = 0;
   for (const rt::SiteSpec &s : m.sites)
@@ -1207,6 +1288,9 @@ int main(int argc, char **argv) {
   if (start > 0)
     std::printf("  resumed from %s at step %lld\n", o.resume.c_str(),
                 (long long)start);
+  if (start > 0 && !ownFolder && logsWarning.empty())
+    std::printf("  logs before step %lld copied from %s\n", (long long)start,
+                resumeDir.c_str());
   std::printf("  logs and plots in %s\n", outDir.c_str());
   std::fflush(stdout);
 
@@ -1223,8 +1307,6 @@ int main(int argc, char **argv) {
   std::vector<double> overflowSum(trainer->getNumPromotable(), 0.0),
       overflowMax(trainer->getNumPromotable(), 0.0);
   int64_t profiledSteps = 0;
-  // Logged losses are printed with 9 significant digits: floats round-trip.
-  auto [epochLoss, epochSteps] = logs.epochLoss(start / stepsPerEpoch);
   EvalResult last;
   auto runStart = Clock::now();
   auto rateStart = runStart;
@@ -1235,7 +1317,8 @@ int main(int argc, char **argv) {
     progress.clear();
     logs.flush();
     if (rt::Status s = rt::saveCheckpoint(
-            checkpointPath, rt::captureCheckpoint(*trainer, config.dump()));
+            checkpointPath, rt::captureCheckpoint(*trainer, config.dump(),
+                                                  epochLoss, epochSteps));
         s.failed())
       die(s.message());
     writePlots(outDir);
@@ -1319,6 +1402,17 @@ int main(int argc, char **argv) {
 
     if ((step + 1) % stepsPerEpoch == 0) {
       last = evaluate(*trainer, data.test, o, evalBits);
+      if (!std::isfinite(last.loss)) {
+        // Nothing of this epoch is saved: the last checkpoint stays the
+        // last good one.
+        progress.clear();
+        logs.flush();
+        die("epoch " + std::to_string(epoch + 1) + ": the test loss is " +
+            nonFiniteName(last.loss) +
+            " (the model's logits on the test set are not finite); the run "
+            "stops without a checkpoint of this epoch. Logs are in " +
+            outDir);
+      }
       if (learnedEval)
         last.bits = kLearnedBits;
       else if (evalBits == rt::kScheduleBits)
@@ -1351,7 +1445,8 @@ int main(int argc, char **argv) {
         step + 1 < total) {
       logs.flush();
       if (rt::Status s = rt::saveCheckpoint(
-              checkpointPath, rt::captureCheckpoint(*trainer, config.dump()));
+              checkpointPath, rt::captureCheckpoint(*trainer, config.dump(),
+                                                    epochLoss, epochSteps));
           s.failed())
         die(s.message());
     }

@@ -14,6 +14,10 @@
 
 #include <dlfcn.h>
 
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
 #include <string>
 
 using namespace qtrain::rt;
@@ -221,24 +225,47 @@ TEST(BundleErrorTest, ManifestIsADirectory) {
   ToyBundle toy;
   std::filesystem::remove(toy.manifestPath());
   std::filesystem::create_directory(toy.manifestPath());
-  EXPECT_EQ(openError(toy.dir, ErrorKind::Io),
-            toy.manifestPath() + ": read error");
+  EXPECT_EQ(openError(toy.dir, ErrorKind::Format),
+            toy.manifestPath() +
+                ": not a regular file (a directory); refusing to read it");
 }
 
 TEST(BundleErrorTest, MissingLibrary) {
   ToyBundle toy;
   std::filesystem::remove(toy.libraryPath());
   std::string message = openError(toy.dir, ErrorKind::Io);
-  EXPECT_THAT(message,
-              StartsWith(toy.libraryPath() + ": cannot load the library: "));
+  EXPECT_THAT(message, StartsWith(toy.libraryPath() + ": cannot open: "));
 }
 
 TEST(BundleErrorTest, GarbageLibrary) {
   ToyBundle toy;
   toy.writeFile("model.so", "this is not an ELF file");
-  std::string message = openError(toy.dir, ErrorKind::Io);
-  EXPECT_THAT(message,
-              StartsWith(toy.libraryPath() + ": cannot load the library: "));
+  std::string message = openError(toy.dir, ErrorKind::Format);
+  EXPECT_EQ(message, toy.libraryPath() +
+                         ": not a loadable shared library: the file has 23 "
+                         "bytes, fewer than an ELF header; refusing to load "
+                         "it");
+}
+
+TEST(BundleErrorTest, TruncatedLibraryIsNotMapped) {
+  // Regression: dlopen mapped the segments of a truncated library past the
+  // end of the file, and the process died of SIGBUS. Without section
+  // headers (e_shoff 0, as a stripped file may be) only the program headers
+  // show the truncation.
+  ToyBundle toy;
+  std::ifstream in(toy.libraryPath(), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  in.close();
+  ASSERT_GT(bytes.size(), 4096u);
+  std::memset(&bytes[0x28], 0, 8); // e_shoff of an ELF64 header
+  toy.writeFile("model.so", bytes.substr(0, bytes.size() / 2));
+  std::string message = openError(toy.dir, ErrorKind::Format);
+  EXPECT_THAT(message, StartsWith(toy.libraryPath() +
+                                  ": not a loadable shared library: segment "));
+  EXPECT_THAT(message, HasSubstr("ends past the end of the file (" +
+                                 std::to_string(bytes.size() / 2) +
+                                 " bytes; truncated?)"));
 }
 
 TEST(BundleErrorTest, MissingEntryPoint) {

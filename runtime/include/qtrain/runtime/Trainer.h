@@ -274,8 +274,10 @@ public:
   size_t getBufferSize(size_t index) const;
   const float *getBuffer(size_t index) const;
   /// Restores a run: copies `data[i]` (getBufferSize(i) floats) into every
-  /// current buffer and sets the step index and cumulative BitOps. Fails on
-  /// a step outside [0, 2^31 - 1] or a negative BitOps count.
+  /// current buffer and sets the step index and cumulative BitOps. Fails,
+  /// changing nothing, on a step outside [0, 2^31 - 1], a negative BitOps
+  /// count, or a parameter or momentum element that is not finite (the
+  /// message names the tensor and the element).
   Status restore(const std::vector<const float *> &data, int64_t step,
                  double totalBitOps);
 
