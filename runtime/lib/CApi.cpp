@@ -51,6 +51,8 @@ qtrain_status toStatus(ErrorKind kind) {
     return QTRAIN_ERROR_MISSING_VARIANT;
   case ErrorKind::OutOfMemory:
     return QTRAIN_ERROR_OUT_OF_MEMORY;
+  case ErrorKind::Diverged:
+    return QTRAIN_ERROR_DIVERGED;
   }
   return QTRAIN_ERROR_INVALID_ARGUMENT;
 }
@@ -119,6 +121,8 @@ const char *qtrain_status_name(qtrain_status status) {
     return "QTRAIN_ERROR_MISSING_VARIANT";
   case QTRAIN_ERROR_OUT_OF_MEMORY:
     return "QTRAIN_ERROR_OUT_OF_MEMORY";
+  case QTRAIN_ERROR_DIVERGED:
+    return "QTRAIN_ERROR_DIVERGED";
   case QTRAIN_STATUS_MAX_ENUM:
     break;
   }

@@ -620,7 +620,7 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
           std::string what = i < numParameters ? "parameter " + name
                                                : "the momentum of " + name;
           return failWith(
-              kind, ErrorKind::InvalidArgument,
+              kind, ErrorKind::Diverged,
               (std::isfinite(loss)
                    ? std::string()
                    : "the loss is " + std::to_string(loss) + " and ") +
@@ -660,7 +660,7 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
     // halving cannot help, the run diverged. The buffers stay as they were.
     if (scale <= 1.0f) {
       ++stepIndex;
-      return failWith(kind, ErrorKind::InvalidArgument,
+      return failWith(kind, ErrorKind::Diverged,
                       "the gradients are not finite even at loss scale 1: "
                       "training diverged (try a smaller learning rate)");
     }

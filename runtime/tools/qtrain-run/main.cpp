@@ -952,7 +952,10 @@ makeTrainer(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
 /// same initialization for `rangeSteps` steps and compare the training
 /// accuracy of the first and last `rangeWindow` batches (measured on each
 /// batch before its step, at that precision); Bmin is the first precision
-/// whose gain exceeds the threshold.
+/// whose gain exceeds the threshold. A precision whose training diverges
+/// (a step's update or loss is not finite) gains nothing; the next one
+/// starts from the same initialization, as every precision does. The
+/// suggested schedule is one the bundle's variants can serve.
 int rangeTest(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
               const Data &d, const std::string &gradSchedule) {
   const rt::Manifest &m = bundle->getManifest();
@@ -960,13 +963,12 @@ int rangeTest(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
   rt::Schedule grad;
   if (rt::Status s = rt::parseSchedule(gradSchedule, grad); s.failed())
     die("--grad-schedule: " + s.message());
-  for (int b = 1; b <= 16; ++b) {
-    std::string text = "static:" + std::to_string(b);
-    if (rt::validateSchedule(m, rt::Schedule::staticBits(b), text, grad,
-                             gradSchedule)
-            .isOk())
+  auto servable = [&](const rt::Schedule &schedule, const std::string &text) {
+    return rt::validateSchedule(m, schedule, text, grad, gradSchedule).isOk();
+  };
+  for (int b = 1; b <= 16; ++b)
+    if (servable(rt::Schedule::staticBits(b), "static:" + std::to_string(b)))
       candidates.push_back(b);
-  }
   if (candidates.empty())
     die("the bundle has no integer precision to test (compile it with "
         "--bits=2:8)");
@@ -981,11 +983,15 @@ int rangeTest(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
   std::vector<int64_t> labels(static_cast<size_t>(batch));
   int64_t perEpoch = d.train.count / batch;
   int bmin = -1;
+  std::vector<int> diverged;
   for (int b : candidates) {
+    // A fresh trainer per precision: the same seed, the same initial
+    // parameters, whatever the previous precision did.
     std::unique_ptr<rt::Trainer> trainer = makeTrainer(
         o, bundle, "static:" + std::to_string(b), gradSchedule, o.rangeSteps);
     std::vector<int64_t> order;
     int64_t correctFirst = 0, correctLast = 0;
+    int64_t divergedAt = -1;
     for (int64_t step = 0; step < o.rangeSteps; ++step) {
       int64_t epoch = step / perEpoch, pos = step % perEpoch;
       if (pos == 0)
@@ -1006,9 +1012,21 @@ int rangeTest(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
         (first ? correctFirst : correctLast) += correct;
       }
       float loss;
-      if (rt::Status s = trainer->step(x.data(), labels.data(), loss);
-          s.failed())
+      rt::ErrorKind kind = rt::ErrorKind::None;
+      rt::Status s = trainer->step(x.data(), labels.data(), loss, &kind);
+      if (s.failed() && kind != rt::ErrorKind::Diverged)
         die(s.message());
+      if (s.failed() || !std::isfinite(loss)) {
+        divergedAt = step;
+        break;
+      }
+    }
+    if (divergedAt >= 0) {
+      diverged.push_back(b);
+      std::printf("%6d   diverged at step %lld: no gain\n", b,
+                  (long long)divergedAt);
+      std::fflush(stdout);
+      continue;
     }
     double n = double(o.rangeWindow * batch);
     double a0 = double(correctFirst) / n, a1 = double(correctLast) / n;
@@ -1019,21 +1037,48 @@ int rangeTest(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
     if (bmin < 0 && a1 - a0 > o.rangeThreshold)
       bmin = b;
   }
+  if (!diverged.empty()) {
+    std::string list;
+    for (int b : diverged)
+      list += (list.empty() ? "" : ", ") + std::to_string(b);
+    std::printf("training diverged at %s bits (counted as no gain; a smaller "
+                "--lr may train there)\n",
+                list.c_str());
+  }
   if (bmin < 0) {
     std::printf("no precision gained more than %.3f: Bmin not found (train "
                 "longer with --range-test-steps)\n",
                 o.rangeThreshold);
     return 1;
   }
-  if (bmin >= 8) {
-    std::printf("Bmin = %d: no precision below the static baseline (8) "
-                "trains; use static:8\n",
-                bmin);
+  // Bmax is the static baseline, 8 bits, when the bundle has it; else the
+  // bundle's largest precision.
+  int bmax =
+      std::find(candidates.begin(), candidates.end(), 8) != candidates.end()
+          ? 8
+          : candidates.back();
+  std::string baseline =
+      bmax == 8 ? "the static baseline"
+                : "the bundle's largest precision; the static baseline, 8, "
+                  "is not among its variants";
+  if (bmin >= bmax) {
+    std::printf("Bmin = %d: no precision below %s (%d) trains; use "
+                "--schedule=static:%d\n",
+                bmin,
+                bmax == 8 ? "the static baseline" : "the bundle's largest",
+                bmax, bmin);
     return 0;
   }
-  std::printf(
-      "Bmin = %d, Bmax = 8 (the static baseline): --schedule=cpt:%d:8\n", bmin,
-      bmin);
+  std::string cpt = "cpt:" + std::to_string(bmin) + ":" + std::to_string(bmax);
+  rt::Schedule suggestion;
+  if (rt::parseSchedule(cpt, suggestion).isOk() && servable(suggestion, cpt))
+    std::printf("Bmin = %d, Bmax = %d (%s): --schedule=%s\n", bmin, bmax,
+                baseline.c_str(), cpt.c_str());
+  else
+    std::printf("Bmin = %d, Bmax = %d (%s): the bundle has no variant for "
+                "some bits of %s (recompile it with --bits=%d:%d to train "
+                "with it); it serves --schedule=static:%d\n",
+                bmin, bmax, baseline.c_str(), cpt.c_str(), bmin, bmax, bmax);
   return 0;
 }
 

@@ -73,6 +73,8 @@ TEST(CApiTest, VersionAndStatusNames) {
                "QTRAIN_ERROR_MISSING_VARIANT");
   EXPECT_STREQ(qtrain_status_name(QTRAIN_ERROR_OUT_OF_MEMORY),
                "QTRAIN_ERROR_OUT_OF_MEMORY");
+  EXPECT_STREQ(qtrain_status_name(QTRAIN_ERROR_DIVERGED),
+               "QTRAIN_ERROR_DIVERGED");
   EXPECT_STREQ(qtrain_status_name(qtrain_status(99)), "unknown");
 }
 

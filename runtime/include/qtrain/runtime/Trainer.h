@@ -155,8 +155,9 @@ public:
   /// momentum are not all finite (a scaled gradient overflowed) is skipped:
   /// the current buffers stay, the loss scale halves, and the step still
   /// advances (lastStepSkipped() says so). At loss scale 1 such a step is
-  /// an error: the run diverged. Without a loss scale, such a step is an
-  /// error too, and the training state stays as it was before it
+  /// an error (Diverged): the run diverged. Without a loss scale, such a
+  /// step is an error (Diverged) too, and the training state stays as it
+  /// was before it
   /// (parameters, momentum, state tensors, step counter: what a checkpoint
   /// holds); `loss` is still the step's loss. A step whose compiled code
   /// cannot allocate its buffers (out of memory, or past

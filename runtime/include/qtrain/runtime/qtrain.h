@@ -65,6 +65,10 @@ typedef enum qtrain_status {
   /* The schedule needs a (bits, grad_bits) some site has no variant for. */
   QTRAIN_ERROR_MISSING_VARIANT = 5,
   QTRAIN_ERROR_OUT_OF_MEMORY = 6,
+  /* A training step's update is not finite (NaN or inf gradients) and no
+     loss scale can absorb it: training diverged; the trainer stays as it
+     was before the step. */
+  QTRAIN_ERROR_DIVERGED = 7,
   /* Not a status: keeps the enum 32-bit and any future code in range. */
   QTRAIN_STATUS_MAX_ENUM = 0x7FFFFFFF
 } qtrain_status;
