@@ -85,7 +85,7 @@ training:
   --threads=N               only 1: the compiled step is single-threaded
 precision:
   --schedule=S              forward schedule (default: the bundle's), e.g.
-                            cpt:3:8, static:8, fp32, cyclic:linear:3:8:32;
+                            cpt:3:8, static:8, fp32, cyclic:linear:3:8:cycles=32;
                             see qtrain-schedule --help
   --grad-bits=B             backward bits, static (default: the bundle's)
   --grad-schedule=S         backward schedule (instead of --grad-bits)
@@ -921,6 +921,80 @@ void writePlots(const std::string &dir) {
                    dir.c_str(), name);
 }
 
+/// Whether cyclic schedule `s` over `total` steps takes every bits of its
+/// range [min, max] within its first two periods (both parities of a
+/// triangular schedule); the bits it takes are marked in `taken`.
+bool coversRange(const rt::Schedule &s, int64_t total,
+                 std::vector<bool> &taken) {
+  taken.assign(size_t(s.maxBits) + 1, false);
+  int64_t period = rt::schedulePeriod(s, total);
+  if (period <= 0)
+    return false;
+  for (int64_t t = 0; t < std::min(total, 2 * period); ++t) {
+    int b = rt::scheduleBits(s, t, total);
+    if (b >= s.minBits && b <= s.maxBits)
+      taken[size_t(b)] = true;
+  }
+  return std::all_of(taken.begin() + s.minBits, taken.end(),
+                     [](bool b) { return b; });
+}
+
+/// The most cycles, at most `s`'s own, with which `s` over `total` steps
+/// takes every bits of its range; 0 if none does.
+int fittingCycles(rt::Schedule s, int64_t total) {
+  std::vector<bool> taken;
+  for (int64_t n = std::min<int64_t>(s.cycles, total); n >= 1; --n) {
+    s.cycles = int(n);
+    if (coversRange(s, total, taken))
+      return int(n);
+  }
+  return 0;
+}
+
+/// A cyclic schedule needs at least one step per cycle (refused otherwise,
+/// with what to give instead), and periods long enough to rise from its
+/// min to its max bits (a warning otherwise: with CPT's 32 cycles, 32 to 63
+/// steps make every period one step long, at min bits).
+void checkScheduleLength(const rt::Schedule &s, const std::string &text,
+                         const char *flag, int64_t total) {
+  if (s.kind != rt::ScheduleKind::Cyclic || s.minBits == s.maxBits)
+    return;
+  int cycles = fittingCycles(s, total);
+  std::string fix;
+  if (cycles > 0) {
+    rt::Schedule fewer = s;
+    fewer.cycles = cycles;
+    fix = "give fewer cycles, " + std::string(flag) + "=" +
+          rt::printSchedule(fewer) + " (the most that reach " +
+          std::to_string(s.maxBits) + " bits in " + std::to_string(total) +
+          " steps)";
+  } else {
+    fix = "use a static schedule, " + std::string(flag) +
+          "=static:" + std::to_string(s.maxBits);
+  }
+  std::string longer = "train for more steps (--epochs, --train-limit)";
+  if (total < s.cycles)
+    die(flag + std::string(" ") + text + ": " + std::to_string(s.cycles) +
+        " cycles need at least " + std::to_string(s.cycles) +
+        " steps (one per period), but the run has " + std::to_string(total) +
+        ": " + fix + ", or " + longer);
+  std::vector<bool> taken;
+  if (coversRange(s, total, taken))
+    return;
+  std::string bits;
+  for (int b = s.minBits; b <= s.maxBits; ++b)
+    if (taken[size_t(b)])
+      bits += (bits.empty() ? "" : ", ") + std::to_string(b);
+  int64_t period = rt::schedulePeriod(s, total);
+  std::fprintf(stderr,
+               "qtrain-run: warning: %s %s over %lld steps: its %d periods are "
+               "%lld step%s long, too short to rise from %d to %d bits: it "
+               "runs at %s bits only; %s, or %s\n",
+               flag, text.c_str(), (long long)total, s.cycles,
+               (long long)period, period == 1 ? "" : "s", s.minBits, s.maxBits,
+               bits.c_str(), fix.c_str(), longer.c_str());
+}
+
 /// A trainer of `bundle` with the run's seed and SGD settings.
 std::unique_ptr<rt::Trainer>
 makeTrainer(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
@@ -1114,6 +1188,8 @@ int main(int argc, char **argv) {
   int64_t batch = m.batch;
   int64_t stepsPerEpoch = data.train.count / batch;
   int64_t total = stepsPerEpoch * o.epochs;
+  checkScheduleLength(schedule, scheduleText, "--schedule", total);
+  checkScheduleLength(gradSchedule, gradText, "--grad-schedule", total);
   if (o.printSchedule) {
     if (rt::Status s = rt::validateSchedule(m, schedule, scheduleText,
                                             gradSchedule, gradText);
