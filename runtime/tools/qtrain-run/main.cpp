@@ -387,6 +387,34 @@ std::string precisionPhrase(int bits) {
                               : std::to_string(bits) + " bits";
 }
 
+/// Sites up to which an LDP step's forward bits are named site by site.
+constexpr size_t kMaxListedSites = 8;
+
+/// The forward bits of a step: "8" or "fp32"; for an LDP step
+/// (`siteBits`, each site's bits) the bits of every site, ','-separated
+/// ("3,5,8"), or with more than kMaxListedSites sites their MACs-weighted
+/// `mean` and range ("5.42 [3-8]").
+std::string forwardBitsName(int bits, const std::vector<int> &siteBits,
+                            double mean) {
+  if (siteBits.empty())
+    return precisionName(bits);
+  if (siteBits.size() <= kMaxListedSites) {
+    std::string list;
+    for (int b : siteBits)
+      list += (list.empty() ? "" : ",") + precisionName(b);
+    return list;
+  }
+  int lo = 0, hi = 0;
+  for (int b : siteBits)
+    if (b > 0) {
+      lo = lo ? std::min(lo, b) : b;
+      hi = std::max(hi, b);
+    }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.2f [%d-%d]", mean, lo, hi);
+  return buf;
+}
+
 /// The data of a run: the training and test splits, limited as asked.
 struct Data {
   rt::Dataset train, test;
@@ -673,7 +701,8 @@ public:
     none = mode == "none";
   }
 
-  void update(int64_t step, float loss, int bits, int gradBits,
+  /// `bits` names the step's forward bits (forwardBitsName()).
+  void update(int64_t step, float loss, const std::string &bits, int gradBits,
               double stepsPerSecond) {
     if (none)
       return;
@@ -693,7 +722,7 @@ public:
                     "loss %.4f  bits %s/%s ",
                     (long long)epoch + 1, (long long)epochs, fill.c_str(),
                     (long long)pos, (long long)stepsPerEpoch, stepsPerSecond,
-                    hms(eta).c_str(), loss, precisionName(bits).c_str(),
+                    hms(eta).c_str(), loss, bits.c_str(),
                     precisionName(gradBits).c_str());
       std::fputs(line, stderr);
       dirty = true;
@@ -707,8 +736,7 @@ public:
                   "%.4f  bits %s/%s\n",
                   (long long)epoch + 1, (long long)epochs, (long long)pos,
                   (long long)stepsPerEpoch, stepsPerSecond, hms(eta).c_str(),
-                  loss, precisionName(bits).c_str(),
-                  precisionName(gradBits).c_str());
+                  loss, bits.c_str(), precisionName(gradBits).c_str());
     std::fputs(line, stderr);
   }
 
@@ -1335,7 +1363,10 @@ int main(int argc, char **argv) {
   std::vector<float> x(static_cast<size_t>(m.input.numel));
   std::vector<int64_t> labels(static_cast<size_t>(batch));
   std::vector<int64_t> order;
-  std::map<std::pair<int, int>, std::pair<int64_t, double>> stepTimes;
+  // Step count and seconds per (forward bits, backward bits): the step's
+  // bits, or under LDP each site's bits.
+  std::map<std::pair<std::vector<int>, int>, std::pair<int64_t, double>>
+      stepTimes;
   if (!o.overflowProfile.empty() && !trainer->hasPromotion())
     die("--overflow-profile needs a bundle compiled with --precision-ratio or "
         "--precision-budget that has low P/Y tensors");
@@ -1411,20 +1442,15 @@ int main(int argc, char **argv) {
           outDir);
     }
     int bits = trainer->getLastBits(), gradBits = trainer->getLastGradBits();
-    auto &times = stepTimes[{bits, gradBits}];
+    std::vector<int> siteBits;
+    if (trainer->isLearned())
+      for (size_t i = 0; i < m.sites.size(); ++i)
+        siteBits.push_back(trainer->getLastSiteBits(i));
+    double meanBits = trainer->getLastMeanBits();
+    auto &times = stepTimes[{
+        siteBits.empty() ? std::vector<int>{bits} : siteBits, gradBits}];
     ++times.first;
     times.second += seconds;
-    std::vector<int> siteBits;
-    double meanBits = bits;
-    if (trainer->isLearned()) {
-      siteBits = trainer->getLastSiteBits();
-      double weighted = 0, macsSum = 0;
-      for (size_t i = 0; i < siteBits.size(); ++i) {
-        weighted += double(m.sites[i].macs) * siteBits[i];
-        macsSum += double(m.sites[i].macs);
-      }
-      meanBits = macsSum > 0 ? weighted / macsSum : 0;
-    }
     logs.step(step, epoch, loss, meanBits, gradBits, trainer->getLastBitOps(),
               trainer->getTotalBitOps(), seconds, lossScale,
               trainer->lastStepSkipped(), trainer->getLastPromotions(),
@@ -1436,7 +1462,8 @@ int main(int argc, char **argv) {
         std::chrono::duration<double>(Clock::now() - rateStart).count();
     if (elapsed > 0)
       rate = double(rateSteps) / elapsed;
-    progress.update(step, loss, bits, gradBits, rate);
+    progress.update(step, loss, forwardBitsName(bits, siteBits, meanBits),
+                    gradBits, rate);
 
     if ((step + 1) % stepsPerEpoch == 0) {
       last = evaluate(*trainer, data.test, o, evalBits);
@@ -1494,11 +1521,50 @@ int main(int argc, char **argv) {
               precisionPhrase(last.bits).c_str());
   std::printf("wall time: %s (%.1f s) for %lld steps this session\n",
               hms(wall).c_str(), wall, (long long)(total - start));
-  std::printf("mean step time per precision (forward/backward):\n");
-  for (auto [p, v] : stepTimes)
-    std::printf("  %s/%s: %.1f ms over %lld steps\n",
-                precisionName(p.first).c_str(), precisionName(p.second).c_str(),
-                1000.0 * v.second / v.first, (long long)v.first);
+  if (trainer->isLearned()) {
+    // One row per bit assignment the steps ran with, the most used first.
+    std::string names;
+    for (size_t i = 0; i < m.sites.size() && i < kMaxListedSites; ++i)
+      names += (i ? "," : "") + m.sites[i].name;
+    std::printf("mean step time per bit assignment (forward bits of %s / "
+                "backward):\n",
+                m.sites.size() <= kMaxListedSites
+                    ? names.c_str()
+                    : "the sites: MACs-weighted mean [min-max]");
+    std::vector<
+        std::pair<std::pair<std::vector<int>, int>, std::pair<int64_t, double>>>
+        rows(stepTimes.begin(), stepTimes.end());
+    std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+      return a.second.first != b.second.first ? a.second.first > b.second.first
+                                              : a.first < b.first;
+    });
+    constexpr size_t kMaxRows = 16;
+    for (size_t r = 0; r < rows.size() && r < kMaxRows; ++r) {
+      const std::vector<int> &sites = rows[r].first.first;
+      double weighted = 0, macsSum = 0;
+      for (size_t i = 0; i < sites.size(); ++i)
+        if (m.sites[i].precisionParameter >= 0) {
+          weighted += double(m.sites[i].macs) * sites[i];
+          macsSum += double(m.sites[i].macs);
+        }
+      std::printf("  %s/%s: %.1f ms over %lld steps\n",
+                  forwardBitsName(kLearnedBits, sites,
+                                  macsSum > 0 ? weighted / macsSum : 0)
+                      .c_str(),
+                  precisionName(rows[r].first.second).c_str(),
+                  1000.0 * rows[r].second.second / rows[r].second.first,
+                  (long long)rows[r].second.first);
+    }
+    if (rows.size() > kMaxRows)
+      std::printf("  ... and %zu more assignments\n", rows.size() - kMaxRows);
+  } else {
+    std::printf("mean step time per precision (forward/backward):\n");
+    for (const auto &[p, v] : stepTimes)
+      std::printf("  %s/%s: %.1f ms over %lld steps\n",
+                  precisionName(p.first.front()).c_str(),
+                  precisionName(p.second).c_str(), 1000.0 * v.second / v.first,
+                  (long long)v.first);
+  }
   if (fp32 > 0)
     std::printf("BitOps: %.4g in %lld steps = %.4f x static 8/8, %.5f x "
                 "fp32\n",
