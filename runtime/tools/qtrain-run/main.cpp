@@ -940,7 +940,7 @@ void writePlots(const std::string &dir) {
   Chart accChart{"Test accuracy",
                  "epoch",
                  "accuracy (%)",
-                 {{"test", "#2ca02c", acc, false, 2.0}}};
+                 {{"test", "#2ca02c", acc, false, 2.0, 1.0, true}}};
   for (auto [name, chart] : {std::pair("precision.svg", &precision),
                              std::pair("loss.svg", &lossChart),
                              std::pair("accuracy.svg", &accChart)})
