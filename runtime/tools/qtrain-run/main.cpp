@@ -519,19 +519,20 @@ class Logs {
 public:
   explicit Logs(const std::string &dir) : dir(dir) {}
 
-  void open(int64_t resumeStep, int64_t stepsPerEpoch) {
-    keep("steps.csv", resumeStep, true, 0);
-    keep("steps.jsonl", resumeStep, false, 0);
-    keep("epochs.csv", resumeStep / stepsPerEpoch, true, 0);
-    keep("epochs.jsonl", resumeStep / stepsPerEpoch, false, 0);
-    stepsCsv = append("steps.csv", "step,epoch,loss,bits,grad_bits,bitops,"
-                                   "cumulative_bitops,step_seconds,"
-                                   "loss_scale,skipped,promoted,site_bits,"
-                                   "ldp_lambda\n");
+  /// Opens the logs for appending from `resumeStep` on: rows past it are
+  /// dropped, and with `fresh` (--overwrite of another run's logs) every
+  /// row. Each CSV starts with this version's header, whatever the old
+  /// file had.
+  void open(int64_t resumeStep, int64_t stepsPerEpoch, bool fresh) {
+    int64_t steps = fresh ? 0 : resumeStep;
+    int64_t epochs = fresh ? 0 : resumeStep / stepsPerEpoch;
+    keep("steps.csv", steps, kStepsHeader);
+    keep("steps.jsonl", steps, nullptr);
+    keep("epochs.csv", epochs, kEpochsHeader);
+    keep("epochs.jsonl", epochs, nullptr);
+    stepsCsv = append("steps.csv", kStepsHeader);
     stepsJson = append("steps.jsonl", "");
-    epochsCsv =
-        append("epochs.csv", "epoch,step,train_loss,test_loss,test_accuracy,"
-                             "eval_bits,cumulative_bitops,seconds\n");
+    epochsCsv = append("epochs.csv", kEpochsHeader);
     epochsJson = append("epochs.jsonl", "");
   }
   ~Logs() {
@@ -624,16 +625,25 @@ public:
 private:
   std::string path(const char *name) const { return dir + "/" + name; }
 
-  /// Keeps the rows whose first field (step or epoch) is below `limit`.
-  void keep(const char *name, int64_t limit, bool csv, int) {
+  static constexpr const char *kStepsHeader =
+      "step,epoch,loss,bits,grad_bits,bitops,cumulative_bitops,step_seconds,"
+      "loss_scale,skipped,promoted,site_bits,ldp_lambda\n";
+  static constexpr const char *kEpochsHeader =
+      "epoch,step,train_loss,test_loss,test_accuracy,eval_bits,"
+      "cumulative_bitops,seconds\n";
+
+  /// Keeps the rows whose first field (step or epoch) is below `limit`; a
+  /// CSV file (with its `header`) gets `header` as its first line in place
+  /// of the old one, an empty one too.
+  void keep(const char *name, int64_t limit, const char *header) {
+    bool csv = header != nullptr;
     std::ifstream in(path(name));
     if (!in)
       return;
-    std::string line, kept;
+    std::string line, kept = csv ? header : "";
     bool first = true;
     while (std::getline(in, line)) {
       if (csv && first) {
-        kept += line + "\n";
         first = false;
         continue;
       }
@@ -1327,7 +1337,7 @@ int main(int argc, char **argv) {
             "pass --overwrite or another --out");
       }
   Logs logs(outDir);
-  logs.open(start, stepsPerEpoch);
+  logs.open(start, stepsPerEpoch, o.overwrite && !ownFolder);
 
   double macs = 0;
   for (const rt::SiteSpec &s : m.sites)
