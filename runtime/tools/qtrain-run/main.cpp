@@ -119,8 +119,30 @@ range test:
   --range-test-threshold=F  accuracy gain that counts (default 0.10)
 )";
 
+/// What this run created of its output (the folder and the logs), while
+/// no step of it is logged: an error then (a flag value found bad only at
+/// the first step, such as a too small --max-step-memory) removes them, so
+/// that they do not block the corrected rerun as "an earlier run".
+struct CreatedOutputs {
+  std::vector<std::string> files, directories;
+  bool armed = true;
+
+  void remove() {
+    if (!armed)
+      return;
+    armed = false;
+    for (const std::string &f : files)
+      (void)::unlink(f.c_str());
+    // Innermost first; a folder that holds anything else stays.
+    for (auto it = directories.rbegin(); it != directories.rend(); ++it)
+      (void)::rmdir(it->c_str());
+  }
+} createdOutputs;
+
 [[noreturn]] void die(const std::string &message, int code = 1) {
   std::fprintf(stderr, "qtrain-run: error: %s\n", message.c_str());
+  std::fflush(nullptr);
+  createdOutputs.remove();
   std::exit(code);
 }
 
@@ -344,9 +366,12 @@ void makeDirectories(const std::string &path) {
     if (part.empty())
       continue;
     partial += part;
-    if (!isDirectory(partial) && ::mkdir(partial.c_str(), 0755) != 0 &&
-        errno != EEXIST)
-      die("cannot create directory " + partial + ": " + std::strerror(errno));
+    if (!isDirectory(partial)) {
+      if (::mkdir(partial.c_str(), 0755) == 0)
+        createdOutputs.directories.push_back(partial);
+      else if (errno != EEXIST)
+        die("cannot create directory " + partial + ": " + std::strerror(errno));
+    }
     partial += "/";
   }
 }
@@ -691,8 +716,10 @@ private:
     std::FILE *f = std::fopen(p.c_str(), "a");
     if (!f)
       die("cannot write " + p + ": " + std::strerror(errno));
-    if (fresh)
+    if (fresh) {
+      createdOutputs.files.push_back(p);
       std::fputs(header, f);
+    }
     return f;
   }
 
@@ -1271,6 +1298,21 @@ int main(int argc, char **argv) {
                  "step (%lld); the run goes to the end\n",
                  (long long)o.stopAt, (long long)total);
 
+  // Every flag is checked before any output is created.
+  if (!o.overflowProfile.empty() && !trainer->hasPromotion())
+    die("--overflow-profile needs a bundle compiled with --precision-ratio or "
+        "--precision-budget that has low P/Y tensors");
+  if (!o.overflowProfile.empty()) {
+    size_t slash = o.overflowProfile.find_last_of('/');
+    std::string dir = slash == std::string::npos
+                          ? "."
+                          : o.overflowProfile.substr(0, slash + 1);
+    if (isDirectory(o.overflowProfile) || ::access(dir.c_str(), W_OK) != 0)
+      die("--overflow-profile=" + o.overflowProfile + ": cannot write there (" +
+          (isDirectory(o.overflowProfile) ? std::string("a directory")
+                                          : dir + ": " + std::strerror(errno)) +
+          ")");
+  }
   json config = runConfig(o, m, data, scheduleText, gradText, total);
   int64_t start = 0;
   if (!o.resume.empty()) {
@@ -1377,9 +1419,6 @@ int main(int argc, char **argv) {
   // bits, or under LDP each site's bits.
   std::map<std::pair<std::vector<int>, int>, std::pair<int64_t, double>>
       stepTimes;
-  if (!o.overflowProfile.empty() && !trainer->hasPromotion())
-    die("--overflow-profile needs a bundle compiled with --precision-ratio or "
-        "--precision-budget that has low P/Y tensors");
   // --overflow-profile: per promotable tensor, the sum and max of its
   // overflow ratios over the steps.
   std::vector<double> overflowSum(trainer->getNumPromotable(), 0.0),
@@ -1465,6 +1504,8 @@ int main(int argc, char **argv) {
               trainer->getTotalBitOps(), seconds, lossScale,
               trainer->lastStepSkipped(), trainer->getLastPromotions(),
               siteBits, lambda);
+    // A step of this run is logged: its output stays, whatever happens.
+    createdOutputs.armed = false;
     epochLoss += loss;
     ++epochSteps;
     ++rateSteps;
