@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -706,6 +707,20 @@ Status readFileInit(const std::string &dir, const ParameterSpec &p,
   if (!file)
     return failWith(kind, ErrorKind::Io,
                     path + ": cannot open: " + std::strerror(errno));
+  // A directory opens too, and its "size" is LONG_MAX.
+  struct stat st;
+  bool statted = ::fstat(::fileno(file), &st) == 0;
+  if (!statted || !S_ISREG(st.st_mode)) {
+    std::string what = !statted              ? "cannot be examined"
+                       : S_ISDIR(st.st_mode) ? "a directory"
+                                             : "something else";
+    std::fclose(file);
+    return failWith(kind, ErrorKind::Format,
+                    path + ": " + what +
+                        ", not a regular file (the initial values of "
+                        "parameter '" +
+                        p.name + "')");
+  }
   long size = -1;
   if (std::fseek(file, 0, SEEK_END) == 0)
     size = std::ftell(file);
@@ -732,6 +747,17 @@ Status readFileInit(const std::string &dir, const ParameterSpec &p,
     uint32_t word = uint32_t(b[0]) | uint32_t(b[1]) << 8 |
                     uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
     std::memcpy(&out[i], &word, 4);
+    // Found here, not by the first step as a diverged training.
+    if (!std::isfinite(out[i])) {
+      std::string value = std::isnan(out[i]) ? "NaN"
+                          : out[i] < 0       ? "-inf"
+                                             : "inf";
+      out.clear();
+      return failWith(kind, ErrorKind::Format,
+                      path + ": element " + std::to_string(i) +
+                          " of parameter '" + p.name + "' is " + value +
+                          ": a bad init file (initial values must be finite)");
+    }
   }
   return Status::success();
 }
