@@ -995,25 +995,48 @@ bool coversRange(const rt::Schedule &s, int64_t total,
   int64_t period = rt::schedulePeriod(s, total);
   if (period <= 0)
     return false;
-  for (int64_t t = 0; t < std::min(total, 2 * period); ++t) {
-    int b = rt::scheduleBits(s, t, total);
-    if (b >= s.minBits && b <= s.maxBits)
-      taken[size_t(b)] = true;
+  // Within a period every curve runs continuously and monotonically from
+  // min to max (or back); the steepest, REX, changes by at most
+  // 10 * (max - min) / period between steps, under one bit for such long
+  // periods, so it passes through every bits of the range. Short periods
+  // are walked.
+  constexpr int64_t kLongPeriod = 1 << 16;
+  if (period >= kLongPeriod) {
+    std::fill(taken.begin() + s.minBits, taken.end(), true);
+    return true;
   }
-  return std::all_of(taken.begin() + s.minBits, taken.end(),
-                     [](bool b) { return b; });
+  int missing = s.maxBits - s.minBits + 1;
+  for (int64_t t = 0; t < std::min(total, 2 * period) && missing > 0; ++t) {
+    int b = rt::scheduleBits(s, t, total);
+    if (b >= s.minBits && b <= s.maxBits && !taken[size_t(b)]) {
+      taken[size_t(b)] = true;
+      --missing;
+    }
+  }
+  return missing == 0;
 }
 
 /// The most cycles, at most `s`'s own, with which `s` over `total` steps
-/// takes every bits of its range; 0 if none does.
+/// takes every bits of its range; 0 if none does. Fewer cycles make longer
+/// periods, so the answer is found by bisection.
 int fittingCycles(rt::Schedule s, int64_t total) {
   std::vector<bool> taken;
-  for (int64_t n = std::min<int64_t>(s.cycles, total); n >= 1; --n) {
+  auto covers = [&](int64_t n) {
     s.cycles = int(n);
-    if (coversRange(s, total, taken))
-      return int(n);
+    return coversRange(s, total, taken);
+  };
+  int64_t lo = 1, hi = std::min<int64_t>(s.cycles, total);
+  if (!covers(lo))
+    return 0;
+  // covers(lo) holds; find the last n in [lo, hi] that covers.
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo + 1) / 2;
+    if (covers(mid))
+      lo = mid;
+    else
+      hi = mid - 1;
   }
-  return 0;
+  return int(lo);
 }
 
 /// A cyclic schedule needs at least one step per cycle (refused otherwise,
@@ -1023,6 +1046,10 @@ int fittingCycles(rt::Schedule s, int64_t total) {
 void checkScheduleLength(const rt::Schedule &s, const std::string &text,
                          const char *flag, int64_t total) {
   if (s.kind != rt::ScheduleKind::Cyclic || s.minBits == s.maxBits)
+    return;
+  std::vector<bool> taken;
+  bool tooShort = total < s.cycles;
+  if (!tooShort && coversRange(s, total, taken))
     return;
   int cycles = fittingCycles(s, total);
   std::string fix;
@@ -1038,14 +1065,11 @@ void checkScheduleLength(const rt::Schedule &s, const std::string &text,
           "=static:" + std::to_string(s.maxBits);
   }
   std::string longer = "train for more steps (--epochs, --train-limit)";
-  if (total < s.cycles)
+  if (tooShort)
     die(flag + std::string(" ") + text + ": " + std::to_string(s.cycles) +
         " cycles need at least " + std::to_string(s.cycles) +
         " steps (one per period), but the run has " + std::to_string(total) +
         ": " + fix + ", or " + longer);
-  std::vector<bool> taken;
-  if (coversRange(s, total, taken))
-    return;
   std::string bits;
   for (int b = s.minBits; b <= s.maxBits; ++b)
     if (taken[size_t(b)])
