@@ -98,6 +98,10 @@ int main(int argc, char **argv) {
   if (qtrain_status s = qtrain_trainer_create(bundle, &options, &trainer);
       s != QTRAIN_OK)
     return fail("creating the trainer", s);
+  // A learned (LDP) schedule, whose sites each have their own bits (read
+  // before closing: info's strings belong to the bundle).
+  const char *used = schedule.empty() ? info.schedule : schedule.c_str();
+  bool learned = std::strncmp(used, "ldp", 3) == 0;
   // The trainer keeps the library loaded.
   qtrain_bundle_close(bundle);
 
@@ -138,8 +142,24 @@ int main(int argc, char **argv) {
       return fail("training", s);
     int32_t bits = -1, gradBits = -1;
     qtrain_trainer_get_bits(trainer, &bits, &gradBits);
-    std::printf("step %lld bits %s/%s loss %.6f\n", t, bitsName(bits).c_str(),
-                bitsName(gradBits).c_str(), double(loss));
+    // Under a learned (LDP) schedule every site has its own bits: `bits` is
+    // their MACs-weighted mean, rounded; print each site's too.
+    std::string sites;
+    if (learned) {
+      double mean = 0;
+      qtrain_trainer_get_mean_bits(trainer, &mean);
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), " (mean %.3f, sites", mean);
+      sites = buf;
+      for (int64_t i = 0; i < info.num_sites; ++i) {
+        int32_t b = -1;
+        qtrain_trainer_get_site_bits(trainer, i, &b);
+        sites += " " + bitsName(b);
+      }
+      sites += ")";
+    }
+    std::printf("step %lld bits %s/%s%s loss %.6f\n", t, bitsName(bits).c_str(),
+                bitsName(gradBits).c_str(), sites.c_str(), double(loss));
   }
 
   std::vector<float> logits(size_t(info.batch * info.classes));

@@ -709,10 +709,11 @@ Status readFileInit(const std::string &dir, const ParameterSpec &p,
   std::string path = dir + "/" + p.init.path;
   std::FILE *file;
   int64_t size;
-  bool notRegular;
+  bool notRegular = false;
   if (Status s = openRegularFile(path, file, &size, &notRegular); s.failed())
     return failWith(kind, notRegular ? ErrorKind::Format : ErrorKind::Io,
-                    s.message());
+                    s.message() + " (the initial values of parameter '" +
+                        p.name + "')");
   uint64_t want = uint64_t(p.numel) * 4;
   if (uint64_t(size) != want) {
     std::fclose(file);
@@ -732,6 +733,17 @@ Status readFileInit(const std::string &dir, const ParameterSpec &p,
     uint32_t word = uint32_t(b[0]) | uint32_t(b[1]) << 8 |
                     uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
     std::memcpy(&out[i], &word, 4);
+    // Found here, not by the first step as a diverged training.
+    if (!std::isfinite(out[i])) {
+      std::string value = std::isnan(out[i]) ? "NaN"
+                          : out[i] < 0       ? "-inf"
+                                             : "inf";
+      out.clear();
+      return failWith(kind, ErrorKind::Format,
+                      path + ": element " + std::to_string(i) +
+                          " of parameter '" + p.name + "' is " + value +
+                          ": a bad init file (initial values must be finite)");
+    }
   }
   return Status::success();
 }

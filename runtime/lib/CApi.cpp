@@ -17,6 +17,7 @@
 #include "qtrain/runtime/Bundle.h"
 #include "qtrain/runtime/Trainer.h"
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -51,6 +52,8 @@ qtrain_status toStatus(ErrorKind kind) {
     return QTRAIN_ERROR_MISSING_VARIANT;
   case ErrorKind::OutOfMemory:
     return QTRAIN_ERROR_OUT_OF_MEMORY;
+  case ErrorKind::Diverged:
+    return QTRAIN_ERROR_DIVERGED;
   }
   return QTRAIN_ERROR_INVALID_ARGUMENT;
 }
@@ -119,6 +122,8 @@ const char *qtrain_status_name(qtrain_status status) {
     return "QTRAIN_ERROR_MISSING_VARIANT";
   case QTRAIN_ERROR_OUT_OF_MEMORY:
     return "QTRAIN_ERROR_OUT_OF_MEMORY";
+  case QTRAIN_ERROR_DIVERGED:
+    return "QTRAIN_ERROR_DIVERGED";
   case QTRAIN_STATUS_MAX_ENUM:
     break;
   }
@@ -266,10 +271,42 @@ qtrain_status qtrain_trainer_get_bits(const qtrain_trainer *trainer,
                                       int32_t *bits, int32_t *grad_bits) {
   if (!trainer)
     return nullArgument("qtrain_trainer_get_bits", "trainer");
+  const Trainer &t = *trainer->trainer;
   if (bits)
-    *bits = trainer->trainer->getLastBits();
+    *bits = !t.isLearned() ? t.getLastBits()
+            : t.getLastMeanBits() < 0
+                ? -1
+                : int32_t(std::nearbyint(t.getLastMeanBits()));
   if (grad_bits)
-    *grad_bits = trainer->trainer->getLastGradBits();
+    *grad_bits = t.getLastGradBits();
+  return QTRAIN_OK;
+}
+
+qtrain_status qtrain_trainer_get_mean_bits(const qtrain_trainer *trainer,
+                                           double *mean) {
+  const char *fn = "qtrain_trainer_get_mean_bits";
+  if (!trainer)
+    return nullArgument(fn, "trainer");
+  if (!mean)
+    return nullArgument(fn, "mean");
+  *mean = trainer->trainer->getLastMeanBits();
+  return QTRAIN_OK;
+}
+
+qtrain_status qtrain_trainer_get_site_bits(const qtrain_trainer *trainer,
+                                           int64_t site, int32_t *bits) {
+  const char *fn = "qtrain_trainer_get_site_bits";
+  if (!trainer)
+    return nullArgument(fn, "trainer");
+  if (!bits)
+    return nullArgument(fn, "bits");
+  int64_t sites =
+      int64_t(trainer->trainer->getBundle().getManifest().sites.size());
+  if (site < 0 || site >= sites)
+    return fail(QTRAIN_ERROR_INVALID_ARGUMENT,
+                std::string(fn) + ": site " + std::to_string(site) +
+                    " is outside [0, " + std::to_string(sites) + ")");
+  *bits = trainer->trainer->getLastSiteBits(size_t(site));
   return QTRAIN_OK;
 }
 

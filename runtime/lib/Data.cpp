@@ -109,7 +109,10 @@ Status qtrain::rt::loadDataset(const std::string &dir, const std::string &split,
     return Status::error("unknown split '" + split +
                          "' (expected train or test)");
   struct stat st;
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+  if (::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    return Status::error(dir + ": not a directory (give --data-dir the folder "
+                               "of the IDX files)");
+  if (::stat(dir.c_str(), &st) != 0)
     return Status::error(
         dir + ": no such directory" +
         (dir == kFashionMnistDir

@@ -561,6 +561,14 @@ double Trainer::getStaticBitOps(int bits, int gradBits) const {
   return sum;
 }
 
+int Trainer::getLastSiteBits(size_t index) const {
+  if (index >= numSites)
+    return -1;
+  if (!learned)
+    return lastBits;
+  return index < stepSiteBits.size() ? stepSiteBits[index] : -1;
+}
+
 float Trainer::getLdpLambda() const {
   return lambdaState < 0
              ? 0.0f
@@ -620,7 +628,7 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
           std::string what = i < numParameters ? "parameter " + name
                                                : "the momentum of " + name;
           return failWith(
-              kind, ErrorKind::InvalidArgument,
+              kind, ErrorKind::Diverged,
               (std::isfinite(loss)
                    ? std::string()
                    : "the loss is " + std::to_string(loss) + " and ") +
@@ -660,7 +668,7 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
     // halving cannot help, the run diverged. The buffers stay as they were.
     if (scale <= 1.0f) {
       ++stepIndex;
-      return failWith(kind, ErrorKind::InvalidArgument,
+      return failWith(kind, ErrorKind::Diverged,
                       "the gradients are not finite even at loss scale 1: "
                       "training diverged (try a smaller learning rate)");
     }
@@ -671,6 +679,24 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
   ++stepIndex;
   lastBits = learned ? -1 : bitsArg;
   lastGradBits = gradBitsArg;
+  lastMeanBits = bitsArg;
+  if (learned) {
+    // Kept apart from lastSiteBits, which an eval at the learned bits
+    // reselects.
+    stepSiteBits = lastSiteBits;
+    double weighted = 0, macs = 0, sum = 0;
+    int64_t sites = 0;
+    for (size_t i = 0; i < numSites; ++i) {
+      const SiteSpec &site = m.sites[i];
+      if (site.precisionParameter < 0)
+        continue;
+      weighted += double(site.macs) * lastSiteBits[i];
+      macs += double(site.macs);
+      sum += lastSiteBits[i];
+      ++sites;
+    }
+    lastMeanBits = macs > 0 ? weighted / macs : sites ? sum / double(sites) : 0;
+  }
   lastBitOps = learned ? selectedBitOps : classBitOps[size_t(selectedRow)];
   totalBitOps += lastBitOps;
   // A target cost steers lambda (dual ascent on cost <= target): it grows

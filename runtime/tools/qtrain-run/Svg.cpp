@@ -18,6 +18,11 @@ namespace {
 
 constexpr double kWidth = 720, kHeight = 360;
 constexpr double kLeft = 70, kRight = 20, kTop = 40, kBottom = 50;
+/// An upper bound of the width of a character at font-size 12 (sans-serif
+/// digits and lower case are about 6.7 px), for sizing margins to labels.
+constexpr double kCharWidth = 7.5;
+/// The radius of a point's marker.
+constexpr double kMarkerRadius = 3;
 
 /// About five round tick values covering [lo, hi].
 std::vector<double> ticks(double lo, double hi) {
@@ -62,13 +67,15 @@ std::string escape(const std::string &text) {
   return out;
 }
 
-/// The opening of every plot: the canvas, a white background, the title.
-void writeHeader(std::ostringstream &o, const std::string &title) {
-  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth
-    << "\" height=\"" << kHeight << "\" font-family=\"sans-serif\" "
-    << "font-size=\"12\">\n"
+/// The opening of every plot: the canvas `width` wide, a white
+/// background, the title.
+void writeHeader(std::ostringstream &o, const std::string &title,
+                 double width = kWidth) {
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
+    << "\" height=\"" << kHeight << "\" viewBox=\"0 0 " << width << " "
+    << kHeight << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    << "<text x=\"" << kWidth / 2 << "\" y=\"22\" text-anchor=\"middle\" "
+    << "<text x=\"" << width / 2 << "\" y=\"22\" text-anchor=\"middle\" "
     << "font-size=\"15\">" << escape(title) << "</text>\n";
 }
 
@@ -154,6 +161,20 @@ bool qtrain::run::writeSvg(const std::string &path, const Chart &chart) {
       first = false;
     }
     o << "\"/>\n";
+    // A marker on every point when asked, and always on a lone point (a
+    // polyline of one point draws nothing).
+    size_t finite = 0;
+    for (auto [x, y] : s.points)
+      finite += std::isfinite(x) && std::isfinite(y);
+    if (s.markers || finite == 1)
+      for (auto [x, y] : s.points) {
+        if (!std::isfinite(x) || !std::isfinite(y))
+          continue;
+        o << "<circle cx=\"" << px(x) << "\" cy=\""
+          << py(std::clamp(y, yMin, yMax)) << "\" r=\"" << kMarkerRadius
+          << "\" fill=\"" << s.color << "\" fill-opacity=\"" << s.opacity
+          << "\"/>\n";
+      }
     if (!s.name.empty()) {
       o << "<line x1=\"" << kLeft + plotW - 150 << "\" y1=\"" << legendY - 4
         << "\" x2=\"" << kLeft + plotW - 130 << "\" y2=\"" << legendY - 4
@@ -170,11 +191,16 @@ bool qtrain::run::writeHeatmapSvg(const std::string &path, const Heatmap &map) {
   size_t columns = map.xs.size(), rows = map.rows.size();
   double xMin = columns ? map.xs.front() : 0;
   double xMax = columns ? map.xs.back() + 1 : 1;
+  // The left margin holds the longest row label (right-aligned 6 px left
+  // of the plot), the canvas widens by what it adds.
+  size_t longest = 0;
+  for (const std::string &name : map.rows)
+    longest = std::max(longest, name.size());
+  double left = std::max(kLeft, 6 + double(longest) * kCharWidth + 6);
+  double width = kWidth - kLeft + left;
   double plotW = kWidth - kLeft - kRight - 60, plotH = kHeight - kTop - kBottom;
   double rowH = rows ? plotH / double(rows) : plotH;
-  auto px = [&](double x) {
-    return kLeft + (x - xMin) / (xMax - xMin) * plotW;
-  };
+  auto px = [&](double x) { return left + (x - xMin) / (xMax - xMin) * plotW; };
   // Light yellow (lo) to dark blue (hi).
   auto color = [&](double v) {
     double t = map.hi > map.lo
@@ -187,7 +213,7 @@ bool qtrain::run::writeHeatmapSvg(const std::string &path, const Heatmap &map) {
     return std::string(buf);
   };
   std::ostringstream o;
-  writeHeader(o, map.title);
+  writeHeader(o, map.title, width);
   // Runs of equal values in a row become one rectangle.
   for (size_t r = 0; r < rows; ++r) {
     const std::vector<double> &row = map.values[r];
@@ -203,18 +229,18 @@ bool qtrain::run::writeHeatmapSvg(const std::string &path, const Heatmap &map) {
         << color(row[c]) << "\"/>\n";
       c = end;
     }
-    o << "<text x=\"" << kLeft - 6 << "\" y=\"" << y + rowH / 2 + 4
+    o << "<text x=\"" << left - 6 << "\" y=\"" << y + rowH / 2 + 4
       << "\" text-anchor=\"end\">" << escape(map.rows[r]) << "</text>\n";
   }
   for (double t : ticks(xMin, xMax))
     o << "<text x=\"" << px(t) << "\" y=\"" << kTop + plotH + 16
       << "\" text-anchor=\"middle\">" << number(t) << "</text>\n";
-  o << "<rect x=\"" << kLeft << "\" y=\"" << kTop << "\" width=\"" << plotW
+  o << "<rect x=\"" << left << "\" y=\"" << kTop << "\" width=\"" << plotW
     << "\" height=\"" << plotH << "\" fill=\"none\" stroke=\"#333\"/>\n"
-    << "<text x=\"" << kLeft + plotW / 2 << "\" y=\"" << kHeight - 12
+    << "<text x=\"" << left + plotW / 2 << "\" y=\"" << kHeight - 12
     << "\" text-anchor=\"middle\">" << escape(map.xLabel) << "</text>\n";
   // Legend: one swatch per integer value.
-  double legendX = kLeft + plotW + 15, legendY = kTop;
+  double legendX = left + plotW + 15, legendY = kTop;
   int lo = int(std::ceil(map.lo)), hi = int(std::floor(map.hi));
   for (int v = hi; v >= lo; --v) {
     o << "<rect x=\"" << legendX << "\" y=\"" << legendY

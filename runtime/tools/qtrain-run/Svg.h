@@ -28,6 +28,9 @@ struct Series {
   bool steps = false;
   double width = 1.5;
   double opacity = 1.0;
+  /// Draw a marker (a dot) on every point; a series of one point always
+  /// gets one.
+  bool markers = false;
 };
 
 struct Chart {

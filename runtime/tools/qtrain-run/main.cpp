@@ -85,7 +85,7 @@ training:
   --threads=N               only 1: the compiled step is single-threaded
 precision:
   --schedule=S              forward schedule (default: the bundle's), e.g.
-                            cpt:3:8, static:8, fp32, cyclic:linear:3:8:32;
+                            cpt:3:8, static:8, fp32, cyclic:linear:3:8:cycles=32;
                             see qtrain-schedule --help
   --grad-bits=B             backward bits, static (default: the bundle's)
   --grad-schedule=S         backward schedule (instead of --grad-bits)
@@ -119,8 +119,30 @@ range test:
   --range-test-threshold=F  accuracy gain that counts (default 0.10)
 )";
 
+/// What this run created of its output (the folder and the logs), while
+/// no step of it is logged: an error then (a flag value found bad only at
+/// the first step, such as a too small --max-step-memory) removes them, so
+/// that they do not block the corrected rerun as "an earlier run".
+struct CreatedOutputs {
+  std::vector<std::string> files, directories;
+  bool armed = true;
+
+  void remove() {
+    if (!armed)
+      return;
+    armed = false;
+    for (const std::string &f : files)
+      (void)::unlink(f.c_str());
+    // Innermost first; a folder that holds anything else stays.
+    for (auto it = directories.rbegin(); it != directories.rend(); ++it)
+      (void)::rmdir(it->c_str());
+  }
+} createdOutputs;
+
 [[noreturn]] void die(const std::string &message, int code = 1) {
   std::fprintf(stderr, "qtrain-run: error: %s\n", message.c_str());
+  std::fflush(nullptr);
+  createdOutputs.remove();
   std::exit(code);
 }
 
@@ -344,9 +366,12 @@ void makeDirectories(const std::string &path) {
     if (part.empty())
       continue;
     partial += part;
-    if (!isDirectory(partial) && ::mkdir(partial.c_str(), 0755) != 0 &&
-        errno != EEXIST)
-      die("cannot create directory " + partial + ": " + std::strerror(errno));
+    if (!isDirectory(partial)) {
+      if (::mkdir(partial.c_str(), 0755) == 0)
+        createdOutputs.directories.push_back(partial);
+      else if (errno != EEXIST)
+        die("cannot create directory " + partial + ": " + std::strerror(errno));
+    }
     partial += "/";
   }
 }
@@ -385,6 +410,34 @@ std::string precisionPhrase(int bits) {
   return bits == kLearnedBits ? "the learned bits"
          : bits == 0          ? "fp32"
                               : std::to_string(bits) + " bits";
+}
+
+/// Sites up to which an LDP step's forward bits are named site by site.
+constexpr size_t kMaxListedSites = 8;
+
+/// The forward bits of a step: "8" or "fp32"; for an LDP step
+/// (`siteBits`, each site's bits) the bits of every site, ','-separated
+/// ("3,5,8"), or with more than kMaxListedSites sites their MACs-weighted
+/// `mean` and range ("5.42 [3-8]").
+std::string forwardBitsName(int bits, const std::vector<int> &siteBits,
+                            double mean) {
+  if (siteBits.empty())
+    return precisionName(bits);
+  if (siteBits.size() <= kMaxListedSites) {
+    std::string list;
+    for (int b : siteBits)
+      list += (list.empty() ? "" : ",") + precisionName(b);
+    return list;
+  }
+  int lo = 0, hi = 0;
+  for (int b : siteBits)
+    if (b > 0) {
+      lo = lo ? std::min(lo, b) : b;
+      hi = std::max(hi, b);
+    }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.2f [%d-%d]", mean, lo, hi);
+  return buf;
 }
 
 /// The data of a run: the training and test splits, limited as asked.
@@ -496,17 +549,18 @@ class Logs {
 public:
   explicit Logs(const std::string &dir) : dir(dir) {}
 
-  /// Opens the logs of a run at `resumeStep`, keeping the rows before it.
+  /// Opens the logs of a run at `resumeStep`, keeping the rows before it;
+  /// each CSV starts with this version's header, whatever the old file had.
   /// They come from the logs in `from` (the resumed checkpoint's folder,
   /// which may be another folder than this one). Returns a warning when
   /// `from` lacks some of those rows, empty otherwise.
   std::string open(int64_t resumeStep, int64_t stepsPerEpoch,
                    const std::string &from) {
     int64_t resumeEpoch = resumeStep / stepsPerEpoch;
-    int64_t steps = keep(from, "steps.csv", resumeStep, true);
-    keep(from, "steps.jsonl", resumeStep, false);
-    int64_t epochs = keep(from, "epochs.csv", resumeEpoch, true);
-    keep(from, "epochs.jsonl", resumeEpoch, false);
+    int64_t steps = keep(from, "steps.csv", resumeStep, kStepsHeader);
+    keep(from, "steps.jsonl", resumeStep, nullptr);
+    int64_t epochs = keep(from, "epochs.csv", resumeEpoch, kEpochsHeader);
+    keep(from, "epochs.jsonl", resumeEpoch, nullptr);
     std::string warning;
     if (steps < resumeStep || epochs < resumeEpoch)
       warning = from + " has " + std::to_string(steps) + " of the " +
@@ -517,14 +571,9 @@ public:
                 std::to_string(resumeStep) + "; the logs in " + dir +
                 " lack the others (the epoch figures do not depend on them: "
                 "the checkpoint has what they need)";
-    stepsCsv = append("steps.csv", "step,epoch,loss,bits,grad_bits,bitops,"
-                                   "cumulative_bitops,step_seconds,"
-                                   "loss_scale,skipped,promoted,site_bits,"
-                                   "ldp_lambda\n");
+    stepsCsv = append("steps.csv", kStepsHeader);
     stepsJson = append("steps.jsonl", "");
-    epochsCsv =
-        append("epochs.csv", "epoch,step,train_loss,test_loss,test_accuracy,"
-                             "eval_bits,cumulative_bitops,seconds\n");
+    epochsCsv = append("epochs.csv", kEpochsHeader);
     epochsJson = append("epochs.jsonl", "");
     return warning;
   }
@@ -598,23 +647,31 @@ public:
 private:
   std::string path(const char *name) const { return dir + "/" + name; }
 
+  static constexpr const char *kStepsHeader =
+      "step,epoch,loss,bits,grad_bits,bitops,cumulative_bitops,step_seconds,"
+      "loss_scale,skipped,promoted,site_bits,ldp_lambda\n";
+  static constexpr const char *kEpochsHeader =
+      "epoch,step,train_loss,test_loss,test_accuracy,eval_bits,"
+      "cumulative_bitops,seconds\n";
+
   /// Writes the rows of `from`/`name` whose first field (step or epoch) is
-  /// below `limit` to this folder's `name`; returns how many (0 when there
-  /// is no such file: nothing is written).
+  /// below `limit` to this folder's `name`, after `header` for a CSV file in
+  /// place of the old first line; returns how many (0 when there is no such
+  /// file: nothing is written).
   int64_t keep(const std::string &from, const char *name, int64_t limit,
-               bool csv) {
+               const char *header) {
+    bool csv = header != nullptr;
     std::ifstream in(from + "/" + name);
     if (!in) {
       // Not even the old rows of this folder (--overwrite) stay.
       std::remove(path(name).c_str());
       return 0;
     }
-    std::string line, kept;
+    std::string line, kept = csv ? header : "";
     bool first = true;
     int64_t rows = 0;
     while (std::getline(in, line)) {
       if (csv && first) {
-        kept += line + "\n";
         first = false;
         continue;
       }
@@ -665,8 +722,10 @@ private:
     std::FILE *f = std::fopen(p.c_str(), "a");
     if (!f)
       die("cannot write " + p + ": " + std::strerror(errno));
-    if (fresh)
+    if (fresh) {
+      createdOutputs.files.push_back(p);
       std::fputs(header, f);
+    }
     return f;
   }
 
@@ -685,7 +744,8 @@ public:
     none = mode == "none";
   }
 
-  void update(int64_t step, float loss, int bits, int gradBits,
+  /// `bits` names the step's forward bits (forwardBitsName()).
+  void update(int64_t step, float loss, const std::string &bits, int gradBits,
               double stepsPerSecond) {
     if (none)
       return;
@@ -705,7 +765,7 @@ public:
                     "loss %.4f  bits %s/%s ",
                     (long long)epoch + 1, (long long)epochs, fill.c_str(),
                     (long long)pos, (long long)stepsPerEpoch, stepsPerSecond,
-                    hms(eta).c_str(), loss, precisionName(bits).c_str(),
+                    hms(eta).c_str(), loss, bits.c_str(),
                     precisionName(gradBits).c_str());
       std::fputs(line, stderr);
       dirty = true;
@@ -719,8 +779,7 @@ public:
                   "%.4f  bits %s/%s\n",
                   (long long)epoch + 1, (long long)epochs, (long long)pos,
                   (long long)stepsPerEpoch, stepsPerSecond, hms(eta).c_str(),
-                  loss, precisionName(bits).c_str(),
-                  precisionName(gradBits).c_str());
+                  loss, bits.c_str(), precisionName(gradBits).c_str());
     std::fputs(line, stderr);
   }
 
@@ -969,13 +1028,111 @@ void writePlots(const std::string &dir) {
   Chart accChart{"Test accuracy",
                  "epoch",
                  "accuracy (%)",
-                 {{"test", "#2ca02c", acc, false, 2.0}}};
+                 {{"test", "#2ca02c", acc, false, 2.0, 1.0, true}}};
   for (auto [name, chart] : {std::pair("precision.svg", &precision),
                              std::pair("loss.svg", &lossChart),
                              std::pair("accuracy.svg", &accChart)})
     if (!qtrain::run::writeSvg(dir + "/" + name, *chart))
       std::fprintf(stderr, "qtrain-run: warning: cannot write %s/%s\n",
                    dir.c_str(), name);
+}
+
+/// Whether cyclic schedule `s` over `total` steps takes every bits of its
+/// range [min, max] within its first two periods (both parities of a
+/// triangular schedule); the bits it takes are marked in `taken`.
+bool coversRange(const rt::Schedule &s, int64_t total,
+                 std::vector<bool> &taken) {
+  taken.assign(size_t(s.maxBits) + 1, false);
+  int64_t period = rt::schedulePeriod(s, total);
+  if (period <= 0)
+    return false;
+  // Within a period every curve runs continuously and monotonically from
+  // min to max (or back); the steepest, REX, changes by at most
+  // 10 * (max - min) / period between steps, under one bit for such long
+  // periods, so it passes through every bits of the range. Short periods
+  // are walked.
+  constexpr int64_t kLongPeriod = 1 << 16;
+  if (period >= kLongPeriod) {
+    std::fill(taken.begin() + s.minBits, taken.end(), true);
+    return true;
+  }
+  int missing = s.maxBits - s.minBits + 1;
+  for (int64_t t = 0; t < std::min(total, 2 * period) && missing > 0; ++t) {
+    int b = rt::scheduleBits(s, t, total);
+    if (b >= s.minBits && b <= s.maxBits && !taken[size_t(b)]) {
+      taken[size_t(b)] = true;
+      --missing;
+    }
+  }
+  return missing == 0;
+}
+
+/// The most cycles, at most `s`'s own, with which `s` over `total` steps
+/// takes every bits of its range; 0 if none does. Fewer cycles make longer
+/// periods, so the answer is found by bisection.
+int fittingCycles(rt::Schedule s, int64_t total) {
+  std::vector<bool> taken;
+  auto covers = [&](int64_t n) {
+    s.cycles = int(n);
+    return coversRange(s, total, taken);
+  };
+  int64_t lo = 1, hi = std::min<int64_t>(s.cycles, total);
+  if (!covers(lo))
+    return 0;
+  // covers(lo) holds; find the last n in [lo, hi] that covers.
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo + 1) / 2;
+    if (covers(mid))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return int(lo);
+}
+
+/// A cyclic schedule needs at least one step per cycle (refused otherwise,
+/// with what to give instead), and periods long enough to rise from its
+/// min to its max bits (a warning otherwise: with CPT's 32 cycles, 32 to 63
+/// steps make every period one step long, at min bits).
+void checkScheduleLength(const rt::Schedule &s, const std::string &text,
+                         const char *flag, int64_t total) {
+  if (s.kind != rt::ScheduleKind::Cyclic || s.minBits == s.maxBits)
+    return;
+  std::vector<bool> taken;
+  bool tooShort = total < s.cycles;
+  if (!tooShort && coversRange(s, total, taken))
+    return;
+  int cycles = fittingCycles(s, total);
+  std::string fix;
+  if (cycles > 0) {
+    rt::Schedule fewer = s;
+    fewer.cycles = cycles;
+    fix = "give fewer cycles, " + std::string(flag) + "=" +
+          rt::printSchedule(fewer) + " (the most that reach " +
+          std::to_string(s.maxBits) + " bits in " + std::to_string(total) +
+          " steps)";
+  } else {
+    fix = "use a static schedule, " + std::string(flag) +
+          "=static:" + std::to_string(s.maxBits);
+  }
+  std::string longer = "train for more steps (--epochs, --train-limit)";
+  if (tooShort)
+    die(flag + std::string(" ") + text + ": " + std::to_string(s.cycles) +
+        " cycles need at least " + std::to_string(s.cycles) +
+        " steps (one per period), but the run has " + std::to_string(total) +
+        ": " + fix + ", or " + longer);
+  std::string bits;
+  for (int b = s.minBits; b <= s.maxBits; ++b)
+    if (taken[size_t(b)])
+      bits += (bits.empty() ? "" : ", ") + std::to_string(b);
+  int64_t period = rt::schedulePeriod(s, total);
+  std::fprintf(stderr,
+               "qtrain-run: warning: %s %s over %lld steps: its %d periods are "
+               "%lld step%s long, too short to rise from %d to %d bits: it "
+               "runs at %s bits only; %s, or %s\n",
+               flag, text.c_str(), (long long)total, s.cycles,
+               (long long)period, period == 1 ? "" : "s", s.minBits, s.maxBits,
+               bits.c_str(), fix.c_str(), longer.c_str());
 }
 
 /// A trainer of `bundle` with the run's seed and SGD settings.
@@ -1009,7 +1166,10 @@ makeTrainer(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
 /// same initialization for `rangeSteps` steps and compare the training
 /// accuracy of the first and last `rangeWindow` batches (measured on each
 /// batch before its step, at that precision); Bmin is the first precision
-/// whose gain exceeds the threshold.
+/// whose gain exceeds the threshold. A precision whose training diverges
+/// (a step's update or loss is not finite) gains nothing; the next one
+/// starts from the same initialization, as every precision does. The
+/// suggested schedule is one the bundle's variants can serve.
 int rangeTest(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
               const Data &d, const std::string &gradSchedule) {
   const rt::Manifest &m = bundle->getManifest();
@@ -1017,13 +1177,12 @@ int rangeTest(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
   rt::Schedule grad;
   if (rt::Status s = rt::parseSchedule(gradSchedule, grad); s.failed())
     die("--grad-schedule: " + s.message());
-  for (int b = 1; b <= 16; ++b) {
-    std::string text = "static:" + std::to_string(b);
-    if (rt::validateSchedule(m, rt::Schedule::staticBits(b), text, grad,
-                             gradSchedule)
-            .isOk())
+  auto servable = [&](const rt::Schedule &schedule, const std::string &text) {
+    return rt::validateSchedule(m, schedule, text, grad, gradSchedule).isOk();
+  };
+  for (int b = 1; b <= 16; ++b)
+    if (servable(rt::Schedule::staticBits(b), "static:" + std::to_string(b)))
       candidates.push_back(b);
-  }
   if (candidates.empty())
     die("the bundle has no integer precision to test (compile it with "
         "--bits=2:8)");
@@ -1038,11 +1197,15 @@ int rangeTest(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
   std::vector<int64_t> labels(static_cast<size_t>(batch));
   int64_t perEpoch = d.train.count / batch;
   int bmin = -1;
+  std::vector<int> diverged;
   for (int b : candidates) {
+    // A fresh trainer per precision: the same seed, the same initial
+    // parameters, whatever the previous precision did.
     std::unique_ptr<rt::Trainer> trainer = makeTrainer(
         o, bundle, "static:" + std::to_string(b), gradSchedule, o.rangeSteps);
     std::vector<int64_t> order;
     int64_t correctFirst = 0, correctLast = 0;
+    int64_t divergedAt = -1;
     for (int64_t step = 0; step < o.rangeSteps; ++step) {
       int64_t epoch = step / perEpoch, pos = step % perEpoch;
       if (pos == 0)
@@ -1063,9 +1226,21 @@ int rangeTest(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
         (first ? correctFirst : correctLast) += correct;
       }
       float loss;
-      if (rt::Status s = trainer->step(x.data(), labels.data(), loss);
-          s.failed())
+      rt::ErrorKind kind = rt::ErrorKind::None;
+      rt::Status s = trainer->step(x.data(), labels.data(), loss, &kind);
+      if (s.failed() && kind != rt::ErrorKind::Diverged)
         die(s.message());
+      if (s.failed() || !std::isfinite(loss)) {
+        divergedAt = step;
+        break;
+      }
+    }
+    if (divergedAt >= 0) {
+      diverged.push_back(b);
+      std::printf("%6d   diverged at step %lld: no gain\n", b,
+                  (long long)divergedAt);
+      std::fflush(stdout);
+      continue;
     }
     double n = double(o.rangeWindow * batch);
     double a0 = double(correctFirst) / n, a1 = double(correctLast) / n;
@@ -1076,21 +1251,48 @@ int rangeTest(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
     if (bmin < 0 && a1 - a0 > o.rangeThreshold)
       bmin = b;
   }
+  if (!diverged.empty()) {
+    std::string list;
+    for (int b : diverged)
+      list += (list.empty() ? "" : ", ") + std::to_string(b);
+    std::printf("training diverged at %s bits (counted as no gain; a smaller "
+                "--lr may train there)\n",
+                list.c_str());
+  }
   if (bmin < 0) {
     std::printf("no precision gained more than %.3f: Bmin not found (train "
                 "longer with --range-test-steps)\n",
                 o.rangeThreshold);
     return 1;
   }
-  if (bmin >= 8) {
-    std::printf("Bmin = %d: no precision below the static baseline (8) "
-                "trains; use static:8\n",
-                bmin);
+  // Bmax is the static baseline, 8 bits, when the bundle has it; else the
+  // bundle's largest precision.
+  int bmax =
+      std::find(candidates.begin(), candidates.end(), 8) != candidates.end()
+          ? 8
+          : candidates.back();
+  std::string baseline =
+      bmax == 8 ? "the static baseline"
+                : "the bundle's largest precision; the static baseline, 8, "
+                  "is not among its variants";
+  if (bmin >= bmax) {
+    std::printf("Bmin = %d: no precision below %s (%d) trains; use "
+                "--schedule=static:%d\n",
+                bmin,
+                bmax == 8 ? "the static baseline" : "the bundle's largest",
+                bmax, bmin);
     return 0;
   }
-  std::printf(
-      "Bmin = %d, Bmax = 8 (the static baseline): --schedule=cpt:%d:8\n", bmin,
-      bmin);
+  std::string cpt = "cpt:" + std::to_string(bmin) + ":" + std::to_string(bmax);
+  rt::Schedule suggestion;
+  if (rt::parseSchedule(cpt, suggestion).isOk() && servable(suggestion, cpt))
+    std::printf("Bmin = %d, Bmax = %d (%s): --schedule=%s\n", bmin, bmax,
+                baseline.c_str(), cpt.c_str());
+  else
+    std::printf("Bmin = %d, Bmax = %d (%s): the bundle has no variant for "
+                "some bits of %s (recompile it with --bits=%d:%d to train "
+                "with it); it serves --schedule=static:%d\n",
+                bmin, bmax, baseline.c_str(), cpt.c_str(), bmin, bmax, bmax);
   return 0;
 }
 
@@ -1126,6 +1328,8 @@ int main(int argc, char **argv) {
   int64_t batch = m.batch;
   int64_t stepsPerEpoch = data.train.count / batch;
   int64_t total = stepsPerEpoch * o.epochs;
+  checkScheduleLength(schedule, scheduleText, "--schedule", total);
+  checkScheduleLength(gradSchedule, gradText, "--grad-schedule", total);
   if (o.printSchedule) {
     if (rt::Status s = rt::validateSchedule(m, schedule, scheduleText,
                                             gradSchedule, gradText);
@@ -1169,6 +1373,21 @@ int main(int argc, char **argv) {
                  "step (%lld); the run goes to the end\n",
                  (long long)o.stopAt, (long long)total);
 
+  // Every flag is checked before any output is created.
+  if (!o.overflowProfile.empty() && !trainer->hasPromotion())
+    die("--overflow-profile needs a bundle compiled with --precision-ratio or "
+        "--precision-budget that has low P/Y tensors");
+  if (!o.overflowProfile.empty()) {
+    size_t slash = o.overflowProfile.find_last_of('/');
+    std::string dir = slash == std::string::npos
+                          ? "."
+                          : o.overflowProfile.substr(0, slash + 1);
+    if (isDirectory(o.overflowProfile) || ::access(dir.c_str(), W_OK) != 0)
+      die("--overflow-profile=" + o.overflowProfile + ": cannot write there (" +
+          (isDirectory(o.overflowProfile) ? std::string("a directory")
+                                          : dir + ": " + std::strerror(errno)) +
+          ")");
+  }
   // --eval-bits as it acts: "max" is the schedule's largest bits, "04" is
   // 4, and an LDP run evaluates at the current bits by default.
   std::string evalText = learnedEval || evalBits == rt::kScheduleBits
@@ -1298,10 +1517,10 @@ int main(int argc, char **argv) {
   std::vector<float> x(static_cast<size_t>(m.input.numel));
   std::vector<int64_t> labels(static_cast<size_t>(batch));
   std::vector<int64_t> order;
-  std::map<std::pair<int, int>, std::pair<int64_t, double>> stepTimes;
-  if (!o.overflowProfile.empty() && !trainer->hasPromotion())
-    die("--overflow-profile needs a bundle compiled with --precision-ratio or "
-        "--precision-budget that has low P/Y tensors");
+  // Step count and seconds per (forward bits, backward bits): the step's
+  // bits, or under LDP each site's bits.
+  std::map<std::pair<std::vector<int>, int>, std::pair<int64_t, double>>
+      stepTimes;
   // --overflow-profile: per promotable tensor, the sum and max of its
   // overflow ratios over the steps.
   std::vector<double> overflowSum(trainer->getNumPromotable(), 0.0),
@@ -1373,24 +1592,21 @@ int main(int argc, char **argv) {
           outDir);
     }
     int bits = trainer->getLastBits(), gradBits = trainer->getLastGradBits();
-    auto &times = stepTimes[{bits, gradBits}];
+    std::vector<int> siteBits;
+    if (trainer->isLearned())
+      for (size_t i = 0; i < m.sites.size(); ++i)
+        siteBits.push_back(trainer->getLastSiteBits(i));
+    double meanBits = trainer->getLastMeanBits();
+    auto &times = stepTimes[{
+        siteBits.empty() ? std::vector<int>{bits} : siteBits, gradBits}];
     ++times.first;
     times.second += seconds;
-    std::vector<int> siteBits;
-    double meanBits = bits;
-    if (trainer->isLearned()) {
-      siteBits = trainer->getLastSiteBits();
-      double weighted = 0, macsSum = 0;
-      for (size_t i = 0; i < siteBits.size(); ++i) {
-        weighted += double(m.sites[i].macs) * siteBits[i];
-        macsSum += double(m.sites[i].macs);
-      }
-      meanBits = macsSum > 0 ? weighted / macsSum : 0;
-    }
     logs.step(step, epoch, loss, meanBits, gradBits, trainer->getLastBitOps(),
               trainer->getTotalBitOps(), seconds, lossScale,
               trainer->lastStepSkipped(), trainer->getLastPromotions(),
               siteBits, lambda);
+    // A step of this run is logged: its output stays, whatever happens.
+    createdOutputs.armed = false;
     epochLoss += loss;
     ++epochSteps;
     ++rateSteps;
@@ -1398,7 +1614,8 @@ int main(int argc, char **argv) {
         std::chrono::duration<double>(Clock::now() - rateStart).count();
     if (elapsed > 0)
       rate = double(rateSteps) / elapsed;
-    progress.update(step, loss, bits, gradBits, rate);
+    progress.update(step, loss, forwardBitsName(bits, siteBits, meanBits),
+                    gradBits, rate);
 
     if ((step + 1) % stepsPerEpoch == 0) {
       last = evaluate(*trainer, data.test, o, evalBits);
@@ -1468,11 +1685,50 @@ int main(int argc, char **argv) {
               precisionPhrase(last.bits).c_str());
   std::printf("wall time: %s (%.1f s) for %lld steps this session\n",
               hms(wall).c_str(), wall, (long long)(total - start));
-  std::printf("mean step time per precision (forward/backward):\n");
-  for (auto [p, v] : stepTimes)
-    std::printf("  %s/%s: %.1f ms over %lld steps\n",
-                precisionName(p.first).c_str(), precisionName(p.second).c_str(),
-                1000.0 * v.second / v.first, (long long)v.first);
+  if (trainer->isLearned()) {
+    // One row per bit assignment the steps ran with, the most used first.
+    std::string names;
+    for (size_t i = 0; i < m.sites.size() && i < kMaxListedSites; ++i)
+      names += (i ? "," : "") + m.sites[i].name;
+    std::printf("mean step time per bit assignment (forward bits of %s / "
+                "backward):\n",
+                m.sites.size() <= kMaxListedSites
+                    ? names.c_str()
+                    : "the sites: MACs-weighted mean [min-max]");
+    std::vector<
+        std::pair<std::pair<std::vector<int>, int>, std::pair<int64_t, double>>>
+        rows(stepTimes.begin(), stepTimes.end());
+    std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+      return a.second.first != b.second.first ? a.second.first > b.second.first
+                                              : a.first < b.first;
+    });
+    constexpr size_t kMaxRows = 16;
+    for (size_t r = 0; r < rows.size() && r < kMaxRows; ++r) {
+      const std::vector<int> &sites = rows[r].first.first;
+      double weighted = 0, macsSum = 0;
+      for (size_t i = 0; i < sites.size(); ++i)
+        if (m.sites[i].precisionParameter >= 0) {
+          weighted += double(m.sites[i].macs) * sites[i];
+          macsSum += double(m.sites[i].macs);
+        }
+      std::printf("  %s/%s: %.1f ms over %lld steps\n",
+                  forwardBitsName(kLearnedBits, sites,
+                                  macsSum > 0 ? weighted / macsSum : 0)
+                      .c_str(),
+                  precisionName(rows[r].first.second).c_str(),
+                  1000.0 * rows[r].second.second / rows[r].second.first,
+                  (long long)rows[r].second.first);
+    }
+    if (rows.size() > kMaxRows)
+      std::printf("  ... and %zu more assignments\n", rows.size() - kMaxRows);
+  } else {
+    std::printf("mean step time per precision (forward/backward):\n");
+    for (const auto &[p, v] : stepTimes)
+      std::printf("  %s/%s: %.1f ms over %lld steps\n",
+                  precisionName(p.first.front()).c_str(),
+                  precisionName(p.second).c_str(), 1000.0 * v.second / v.first,
+                  (long long)v.first);
+  }
   if (fp32 > 0)
     std::printf("BitOps: %.4g in %lld steps = %.4f x static 8/8, %.5f x "
                 "fp32\n",

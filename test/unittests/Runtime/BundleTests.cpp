@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
+#include <cmath>
 #include <dlfcn.h>
 
 #include <cstring>
@@ -316,8 +317,26 @@ TEST(BundleErrorTest, FileInitIsADirectory) {
   ToyBundle toy;
   std::filesystem::remove(toy.dir + "/params/f.bin");
   std::filesystem::create_directory(toy.dir + "/params/f.bin");
-  std::string message = openError(toy.dir, ErrorKind::Format);
-  EXPECT_THAT(message, StartsWith(toy.dir + "/params/f.bin: "));
+  EXPECT_EQ(openError(toy.dir, ErrorKind::Format),
+            toy.dir + "/params/f.bin: not a regular file (a directory); "
+                      "refusing to read it (the initial values of parameter "
+                      "'f')");
+}
+
+TEST(BundleErrorTest, FileInitNotFinite) {
+  // The bad init file is named with the parameter and the element, not
+  // left to the first step to report as a diverged training.
+  ToyBundle toy;
+  for (auto [value, name] :
+       {std::pair(NAN, "NaN"), std::pair(-INFINITY, "-inf"),
+        std::pair(INFINITY, "inf")}) {
+    float values[3] = {0.5f, 0.25f, value};
+    toy.writeFile("params/f.bin",
+                  std::string(reinterpret_cast<const char *>(values), 12));
+    EXPECT_EQ(openError(toy.dir, ErrorKind::Format),
+              toy.dir + "/params/f.bin: element 2 of parameter 'f' is " + name +
+                  ": a bad init file (initial values must be finite)");
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -73,6 +73,8 @@ TEST(CApiTest, VersionAndStatusNames) {
                "QTRAIN_ERROR_MISSING_VARIANT");
   EXPECT_STREQ(qtrain_status_name(QTRAIN_ERROR_OUT_OF_MEMORY),
                "QTRAIN_ERROR_OUT_OF_MEMORY");
+  EXPECT_STREQ(qtrain_status_name(QTRAIN_ERROR_DIVERGED),
+               "QTRAIN_ERROR_DIVERGED");
   EXPECT_STREQ(qtrain_status_name(qtrain_status(99)), "unknown");
 }
 
@@ -113,6 +115,22 @@ TEST(CApiTest, TrainsTheToy) {
   ASSERT_EQ(qtrain_trainer_get_bits(trainer, &bits, &gradBits), QTRAIN_OK);
   EXPECT_EQ(bits, -1);
   EXPECT_EQ(gradBits, -1);
+  double meanBits = 0;
+  ASSERT_EQ(qtrain_trainer_get_mean_bits(trainer, &meanBits), QTRAIN_OK);
+  EXPECT_EQ(meanBits, -1.0);
+  int32_t siteBits = 0;
+  ASSERT_EQ(qtrain_trainer_get_site_bits(trainer, 1, &siteBits), QTRAIN_OK);
+  EXPECT_EQ(siteBits, -1);
+  EXPECT_EQ(qtrain_trainer_get_site_bits(trainer, 2, &siteBits),
+            QTRAIN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(qtrain_last_error(),
+               "qtrain_trainer_get_site_bits: site 2 is outside [0, 2)");
+  EXPECT_EQ(qtrain_trainer_get_site_bits(trainer, -1, &siteBits),
+            QTRAIN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(qtrain_trainer_get_site_bits(trainer, 0, nullptr),
+            QTRAIN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(qtrain_trainer_get_mean_bits(nullptr, &meanBits),
+            QTRAIN_ERROR_INVALID_ARGUMENT);
 
   ToyBatch batch = toyBatch();
   qtrain::rt::Schedule cpt = qtrain::rt::Schedule::cpt(3, 8);
@@ -127,6 +145,16 @@ TEST(CApiTest, TrainsTheToy) {
       first = loss;
     ASSERT_EQ(qtrain_trainer_get_bits(trainer, &bits, nullptr), QTRAIN_OK);
     EXPECT_EQ(bits, qtrain::rt::scheduleBits(cpt, t, 64));
+    // Under a uniform schedule every site and the mean have the step's bits.
+    double mean = 0;
+    ASSERT_EQ(qtrain_trainer_get_mean_bits(trainer, &mean), QTRAIN_OK);
+    EXPECT_EQ(mean, bits);
+    for (int64_t site = 0; site < info.num_sites; ++site) {
+      int32_t siteBits = -2;
+      ASSERT_EQ(qtrain_trainer_get_site_bits(trainer, site, &siteBits),
+                QTRAIN_OK);
+      EXPECT_EQ(siteBits, bits);
+    }
     double last = 0;
     ASSERT_EQ(qtrain_trainer_get_bitops(trainer, &last, nullptr), QTRAIN_OK);
     EXPECT_EQ(last, 128.0 * (bits * bits + 2 * bits * 8));

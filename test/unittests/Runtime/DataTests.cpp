@@ -102,6 +102,11 @@ TEST(DataTest, ErrorsNameTheFileAndTheProblem) {
   message = loadDataset(kFashionMnistDir + std::string("-missing"), "train", d)
                 .message();
   EXPECT_NE(message.find("no such directory"), std::string::npos);
+  // A regular file where the directory should be is not "no such".
+  write(dir.file("plain"), {1, 2, 3});
+  message = loadDataset(dir.file("plain"), "train", d).message();
+  EXPECT_EQ(message, dir.file("plain") + ": not a directory (give --data-dir "
+                                         "the folder of the IDX files)");
 
   writeToy(dir);
   write(dir.file("train-labels-idx1-ubyte"), idx({4}, {0, 1, 2, 3}));

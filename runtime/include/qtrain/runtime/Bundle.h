@@ -69,6 +69,9 @@ enum class ErrorKind {
   MissingVariant,
   /// A buffer could not be allocated.
   OutOfMemory,
+  /// A training step produced non-finite parameters or momentum that no
+  /// loss scale can absorb: training diverged (Trainer::step()).
+  Diverged,
 };
 
 /// Element types of bundle tensors.

@@ -155,8 +155,9 @@ public:
   /// momentum are not all finite (a scaled gradient overflowed) is skipped:
   /// the current buffers stay, the loss scale halves, and the step still
   /// advances (lastStepSkipped() says so). At loss scale 1 such a step is
-  /// an error: the run diverged. Without a loss scale, such a step is an
-  /// error too, and the training state stays as it was before it
+  /// an error (Diverged): the run diverged. Without a loss scale, such a
+  /// step is an error (Diverged) too, and the training state stays as it
+  /// was before it
   /// (parameters, momentum, state tensors, step counter: what a checkpoint
   /// holds); `loss` is still the step's loss. A step whose compiled code
   /// cannot allocate its buffers (out of memory, or past
@@ -197,8 +198,17 @@ public:
   int getBits(int64_t step) const;
   int getGradBits(int64_t step) const;
   /// Forward and backward bits of the last step taken; -1 before the first
-  /// (forward: also -1 under a learned schedule, see getLastSiteBits()).
+  /// (forward: also -1 under a learned schedule, see getLastSiteBits() and
+  /// getLastMeanBits()).
   int getLastBits() const { return lastBits; }
+  /// The forward bits of the last step taken as one number: under a
+  /// learned (LDP) schedule the MACs-weighted mean of the bits of the sites
+  /// with a learned precision (fp32 placeholder sites left out; the plain
+  /// mean if they have no MACs), else getLastBits(); -1 before the first.
+  double getLastMeanBits() const { return lastMeanBits; }
+  /// The forward bits site `index` ran at in the last step taken (0 for
+  /// fp32); -1 before the first or for an index outside [0, sites).
+  int getLastSiteBits(size_t index) const;
   int getLastGradBits() const { return lastGradBits; }
   /// BitOps of the last step taken: the sum over sites of
   /// bitOps(macs, bits, grad_bits) (Cost.h; fp32 counts as 32); 0 before
@@ -340,6 +350,7 @@ private:
   int64_t stepIndex = 0;
   int32_t selectedRow = -1;
   int lastBits = -1, lastGradBits = -1;
+  double lastMeanBits = -1;
   double lastBitOps = 0, totalBitOps = 0;
   /// Index of the "loss_scale" state tensor, or -1.
   int64_t lossScaleState = -1;
@@ -354,6 +365,8 @@ private:
   bool learned = false;
   std::vector<int32_t> siteVariant;
   std::vector<int> lastSiteBits;
+  /// LDP: each site's bits in the last step taken.
+  std::vector<int> stepSiteBits;
   double selectedBitOps = 0;
   /// Index of the "ldp_lambda" state tensor, or -1.
   int64_t lambdaState = -1;

@@ -65,6 +65,10 @@ typedef enum qtrain_status {
   /* The schedule needs a (bits, grad_bits) some site has no variant for. */
   QTRAIN_ERROR_MISSING_VARIANT = 5,
   QTRAIN_ERROR_OUT_OF_MEMORY = 6,
+  /* A training step's update is not finite (NaN or inf gradients) and no
+     loss scale can absorb it: training diverged; the trainer stays as it
+     was before the step. */
+  QTRAIN_ERROR_DIVERGED = 7,
   /* Not a status: keeps the enum 32-bit and any future code in range. */
   QTRAIN_STATUS_MAX_ENUM = 0x7FFFFFFF
 } qtrain_status;
@@ -147,12 +151,26 @@ qtrain_status qtrain_trainer_eval(qtrain_trainer *trainer, const float *x,
 /* Steps taken so far (the index of the next step). */
 qtrain_status qtrain_trainer_get_step(const qtrain_trainer *trainer,
                                       int64_t *step);
-/* Forward and backward bits of the last step (-1 before the first); either
-   pointer may be NULL. Under a learned (LDP) schedule each site has its own
-   forward bits and `bits` is -1 (the C++ Trainer's getLastSiteBits() gives
-   them). */
+/* Forward and backward bits of the last step (-1 before the first; 0 is
+   fp32); either pointer may be NULL. Under a learned (LDP) schedule each
+   site has its own forward bits: `bits` is then their MACs-weighted mean
+   rounded to the nearest integer (ties to even), the one bitwidth whose
+   static run costs the same forward BitOps to within rounding.
+   qtrain_trainer_get_mean_bits() gives the mean unrounded and
+   qtrain_trainer_get_site_bits() each site's bits. */
 qtrain_status qtrain_trainer_get_bits(const qtrain_trainer *trainer,
                                       int32_t *bits, int32_t *grad_bits);
+/* The forward bits of the last step as one number (-1 before the first):
+   under a learned (LDP) schedule the MACs-weighted mean of the bits of the
+   sites with a learned precision (fp32 placeholder sites left out), else
+   the step's bits. */
+qtrain_status qtrain_trainer_get_mean_bits(const qtrain_trainer *trainer,
+                                           double *mean);
+/* The forward bits site `site` (in [0, num_sites), the manifest's order)
+   ran at in the last step: -1 before the first, 0 for fp32. Under a
+   uniform schedule every site has the step's bits. */
+qtrain_status qtrain_trainer_get_site_bits(const qtrain_trainer *trainer,
+                                           int64_t site, int32_t *bits);
 /* BitOps of the last step and of all steps so far; either may be NULL. */
 qtrain_status qtrain_trainer_get_bitops(const qtrain_trainer *trainer,
                                         double *last, double *total);
