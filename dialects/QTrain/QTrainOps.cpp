@@ -56,9 +56,12 @@ static LogicalResult verifyQuantizer(Operation *op, Value bitsValue,
 /// range has the shape of the statistics it replaces.
 static LogicalResult verifyGranularityAndRange(Operation *op, Value input,
                                                GranularityAttr granularity,
-                                               Value min, Value max) {
+                                               Value min, Value max,
+                                               bool width) {
   if (bool(min) != bool(max))
     return op->emitOpError("a range needs both min and max");
+  if (width && !min)
+    return op->emitOpError("'width' needs an explicit range(%min, %width)");
   auto inputType = cast<RankedTensorType>(input.getType());
   if (granularity.isPerChannel() &&
       *granularity.getAxis() >= inputType.getRank())
@@ -97,7 +100,7 @@ LogicalResult FakeQuantOp::verify() {
     return failure();
 
   return verifyGranularityAndRange(*this, getInput(), getGranularity(),
-                                   getMin(), getMax());
+                                   getMin(), getMax(), getWidth());
 }
 
 OpFoldResult FakeQuantOp::fold(FoldAdaptor adaptor) {
@@ -121,7 +124,7 @@ LogicalResult QuantizeOp::verify() {
                                   : "a seed is only used by stochastic "
                                     "rounding");
   if (failed(verifyGranularityAndRange(*this, getInput(), getGranularity(),
-                                       getMin(), getMax())))
+                                       getMin(), getMax(), getWidth())))
     return failure();
   auto inputType = cast<RankedTensorType>(getInput().getType());
   auto codesType = getCodes().getType();
@@ -160,7 +163,7 @@ LogicalResult GradQuantOp::verify() {
 LogicalResult RangeEmaOp::verify() {
   if (getState().getType() != getStateType(getContext()) ||
       getResult().getType() != getStateType(getContext()))
-    return emitOpError("state must be tensor<2xf32> ([min, max]), got ")
+    return emitOpError("state must be tensor<2xf32> ([min, range]), got ")
            << getState().getType();
   double m = getMomentum().convertToDouble();
   if (!(m >= 0.0 && m < 1.0))

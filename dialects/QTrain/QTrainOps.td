@@ -44,7 +44,17 @@ def QTrain_FakeQuantOp : QTrain_Op<"fake_quant", [
     (`granularity<per_tensor>`) or of each slice along `axis`
     (`granularity<per_channel, axis = a>`), unless `range(%mn, %mx)` gives it
     explicitly (an f32 each per tensor, or 1-D tensors with one entry per
-    channel), as evaluation does with the EMA statistics of activations.
+    channel). With `width` the second operand is the range's width instead
+    of its top, and the step is computed from it directly,
+
+    ```
+    s = max(w / (2^b - 1), 1e-8)        (FLT_MAX for w = +inf)
+    ```
+
+    as evaluation does with the EMA statistics of activations, which keep
+    [min, range] (`qtrain.range_ema`): recomputing the width as
+    `(mn + w) - mn` in f32 would not give `w` back. This is the reference's
+    `RangeEma::fakeQuant` (`makeQuantGridFromRange`).
 
     `rounding nearest_even` rounds half to even. `rounding stochastic` adds
     noise u in [-0.5, 0.5) from the counter-based Philox4x32-10 stream with
@@ -82,12 +92,14 @@ def QTrain_FakeQuantOp : QTrain_Op<"fake_quant", [
     QTrain_RoleAttr:$role,
     QTrain_RoundingAttr:$rounding,
     QTrain_GranularityAttr:$granularity,
-    DefaultValuedAttr<I64Attr, "0">:$stream
+    DefaultValuedAttr<I64Attr, "0">:$stream,
+    UnitAttr:$width
   );
   let results = (outs RankedTensorOf<[F32]>:$result);
   let assemblyFormat = [{
     $input `,` $bits `role` `` $role `rounding` `` $rounding `granularity` `` $granularity
     (`range` `(` $min^ `,` $max `:` type($min) `,` type($max) `)`)?
+    (`width` $width^)?
     (`seed` `(` $seed^ `,` $step `)`)? attr-dict `:` type($input)
   }];
   let hasVerifier = 1;
@@ -107,7 +119,8 @@ def QTrain_QuantizeOp : QTrain_Op<"quantize", [
   let summary = "Integer codes of a tensor on the grid of qtrain.fake_quant";
   let description = [{
     Computes what `qtrain.fake_quant` computes at a constant `bits` (1 to
-    16), the same operands meaning the same thing, but returns the grid
+    16), the same operands (and `width`) meaning the same thing, but returns
+    the grid
     instead of the dequantized values: the codes, the scale `s` and the
     range's low end `mn`, with
 
@@ -144,7 +157,8 @@ def QTrain_QuantizeOp : QTrain_Op<"quantize", [
     QTrain_RoleAttr:$role,
     QTrain_RoundingAttr:$rounding,
     QTrain_GranularityAttr:$granularity,
-    DefaultValuedAttr<I64Attr, "0">:$stream
+    DefaultValuedAttr<I64Attr, "0">:$stream,
+    UnitAttr:$width
   );
   let results = (outs
     RankedTensorOf<[I8, I16]>:$codes,
@@ -154,6 +168,7 @@ def QTrain_QuantizeOp : QTrain_Op<"quantize", [
   let assemblyFormat = [{
     $input `,` $bits `role` `` $role `rounding` `` $rounding `granularity` `` $granularity
     (`range` `(` $min^ `,` $max `:` type($min) `,` type($max) `)`)?
+    (`width` $width^)?
     (`seed` `(` $seed^ `,` $step `)`)? attr-dict `:` type($input) `->`
     type($codes) `,` type($scale)
   }];
@@ -217,18 +232,22 @@ def QTrain_RangeEmaOp : QTrain_Op<"range_ema", [
   let description = [{
     Folds the range of `input` (min and max over its finite elements, 0 and
     0 when none is finite) into `state`, a `tensor<2xf32>` holding the
-    running [min, max], as CPT keeps statistics of each quantized
-    activation for evaluation:
+    running [min, range] (range = max - min), as CPT keeps statistics of
+    each quantized activation for evaluation (PAPERS.md section 1; the
+    reference is `RangeEma` in `runtime/include/qtrain/runtime/Quantize.h`):
 
     ```
+    r      = max(input) - min(input)
     new[0] = state[0] * m + min(input) * (1 - m)
-    new[1] = state[1] * m + max(input) * (1 - m)
+    new[1] = state[1] * m + r * (1 - m)
     ```
 
     in f32, multiply then add (no contraction), with m = `momentum` (0.9)
     and 1 - m computed in double and rounded to f32, as PyTorch does.
     States start at zero. Evaluation quantizes the activation with
-    `range(%new[0], %new[1])`. The result is not differentiated.
+    `range(%new[0], %new[1]) width`. Tracking [min, max] instead is equal
+    in exact arithmetic only: in f32 it gives other scales. The result is
+    not differentiated.
 
     ```mlir
     %ema2 = qtrain.range_ema %a, %ema : tensor<128x400xf32>, tensor<2xf32>
@@ -245,7 +264,7 @@ def QTrain_RangeEmaOp : QTrain_Op<"range_ema", [
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The type of an EMA state: tensor<2xf32>, [min, max].
+    /// The type of an EMA state: tensor<2xf32>, [min, range].
     static RankedTensorType getStateType(MLIRContext *ctx) {
       return RankedTensorType::get({2}, Float32Type::get(ctx));
     }

@@ -185,9 +185,19 @@ LogicalResult TangentBuilder::visit(Operation *op) {
   return success();
 }
 
+/// Marks in `covered` the loops `map` indexes directly.
+static void markLoops(AffineMap map, llvm::BitVector &covered) {
+  for (AffineExpr e : map.getResults())
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      covered.set(d.getPosition());
+}
+
 /// Erases the dead scalar ops of `op`'s body and the inputs it no longer
 /// reads: the primal clone leaves operands the derivative does not need, and
 /// a contraction's gradient should take just the two factors it multiplies.
+/// An unread input stays when it is the only one that sizes a loop (a sum
+/// over a dimension only it has): linalg derives the loop ranges from the
+/// operands' shapes, so every loop must keep an operand that indexes it.
 static linalg::GenericOp dropUnusedInputs(OpBuilder &b, linalg::GenericOp op) {
   Block *body = op.getBody();
   SmallVector<Operation *> bodyOps;
@@ -196,16 +206,31 @@ static linalg::GenericOp dropUnusedInputs(OpBuilder &b, linalg::GenericOp op) {
   for (Operation *bodyOp : llvm::reverse(bodyOps))
     if (isOpTriviallyDead(bodyOp))
       bodyOp->erase();
+  // Loops sized by what stays anyway: the read inputs and the inits.
+  llvm::BitVector covered(op.getNumLoops());
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (!op.getMatchingBlockArgument(in).use_empty())
+      markLoops(op.getMatchingIndexingMap(in), covered);
+  for (OpOperand &init : op.getDpsInitsMutable())
+    markLoops(op.getMatchingIndexingMap(&init), covered);
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   llvm::BitVector unused(body->getNumArguments());
   for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(in);
     if (op.getMatchingBlockArgument(in).use_empty()) {
-      unused.set(op.getMatchingBlockArgument(in).getArgNumber());
-      continue;
+      llvm::BitVector sized(op.getNumLoops());
+      markLoops(map, sized);
+      if (sized.test(covered)) {
+        // It sizes a loop nothing else does: keep it.
+        covered |= sized;
+      } else {
+        unused.set(op.getMatchingBlockArgument(in).getArgNumber());
+        continue;
+      }
     }
     inputs.push_back(in->get());
-    maps.push_back(op.getMatchingIndexingMap(in));
+    maps.push_back(map);
   }
   if (unused.none())
     return op;
@@ -371,6 +396,10 @@ LogicalResult mlir::qtrain::differentiateLinalgOperand(ReverseMode &rm,
   maps.push_back(gradMap);
 
   LogicalResult status = success();
+  // Set when the term depends on the operand only through comparisons or
+  // selects of constants (piecewise constant): the derivative is exactly
+  // zero and the operand gets no gradient from this op.
+  bool zeroDerivative = false;
   auto grad = linalg::GenericOp::create(
       b, loc, TypeRange{gradType}, inputs, ValueRange{gradInit}, maps,
       iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -404,9 +433,11 @@ LogicalResult mlir::qtrain::differentiateLinalgOperand(ReverseMode &rm,
           // The term may depend on the operand only through comparisons
           // (piecewise constant): the derivative is zero.
           Value t = tangents.get(info->term);
-          if (!t)
+          if (!t) {
+            zeroDerivative = true;
             t = arith::ConstantOp::create(nb, nloc,
                                           nb.getFloatAttr(dy.getType(), 0.0));
+          }
           contribution = arith::MulFOp::create(nb, nloc, t, dy);
           if (masked) {
             Value isWinner = arith::CmpFOp::create(
@@ -425,9 +456,9 @@ LogicalResult mlir::qtrain::differentiateLinalgOperand(ReverseMode &rm,
         }
         linalg::YieldOp::create(nb, nloc, contribution);
       });
-  if (failed(status)) {
+  if (failed(status) || zeroDerivative) {
     grad->erase();
-    return failure();
+    return status;
   }
   grad = dropUnusedInputs(b, grad);
   Value result = grad.getResult(0);

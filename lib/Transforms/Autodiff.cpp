@@ -240,13 +240,16 @@ static void useRunningRanges(func::FuncOp fn) {
       Value index = arith::ConstantIndexOp::create(b, loc, i);
       return tensor::ExtractOp::create(b, loc, ema.getState(), index);
     };
-    Value mn = at(0), mx = at(1);
+    // The state is [min, range]: the quantizer takes the width as it is
+    // (min + range - min would round).
+    Value mn = at(0), width = at(1);
     for (Operation *user : ema.getInput().getUsers()) {
       auto quant = dyn_cast<FakeQuantOp>(user);
       if (!quant || quant.getMin() || quant.getGranularity().isPerChannel())
         continue;
       quant.getMinMutable().assign(mn);
-      quant.getMaxMutable().assign(mx);
+      quant.getMaxMutable().assign(width);
+      quant.setWidth(true);
     }
   }
   auto returnOp = cast<func::ReturnOp>(fn.getBody().front().getTerminator());

@@ -608,7 +608,8 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
         statType, statType, q.getInput(),
         b.getI32IntegerAttr(static_cast<int32_t>(f.bits)), q.getMin(),
         q.getMax(), q.getSeed(), q.getStep(), q.getRoleAttr(),
-        q.getRoundingAttr(), q.getGranularityAttr(), q.getStreamAttr());
+        q.getRoundingAttr(), q.getGranularityAttr(), q.getStreamAttr(),
+        q.getWidthAttr());
     codes[i] = replayChain(b, loc, f, quantize.getCodes());
     scales[i] = quantize.getScale();
     lows[i] = quantize.getLow();

@@ -33,9 +33,11 @@ struct Accumulator {
   memref::StoreOp store;
 };
 
-std::optional<Accumulator> findAccumulator(scf::ForOp loop) {
+/// `visited` counts the operations looked at.
+std::optional<Accumulator> findAccumulator(scf::ForOp loop, uint64_t &visited) {
   Block *body = loop.getBody();
   for (auto load : body->getOps<memref::LoadOp>()) {
+    ++visited;
     Value buffer = load.getMemRef();
     if (!loop.isDefinedOutsideOfLoop(buffer) ||
         !llvm::all_of(load.getIndices(), [&](Value index) {
@@ -44,9 +46,9 @@ std::optional<Accumulator> findAccumulator(scf::ForOp loop) {
       continue;
     memref::StoreOp store;
     for (auto candidate : body->getOps<memref::StoreOp>())
-      if (candidate.getMemRef() == buffer &&
-          candidate.getIndices() == load.getIndices() &&
-          load->isBeforeInBlock(candidate))
+      if (++visited, candidate.getMemRef() == buffer &&
+                         candidate.getIndices() == load.getIndices() &&
+                         load->isBeforeInBlock(candidate))
         store = candidate;
     if (!store)
       continue;
@@ -55,6 +57,7 @@ std::optional<Accumulator> findAccumulator(scf::ForOp loop) {
     Value root = rootOf(buffer);
     bool alone = true;
     loop.getBody()->walk([&](Operation *op) {
+      ++visited;
       if (!alone || op == load || op == store)
         return;
       if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
@@ -82,48 +85,82 @@ std::optional<Accumulator> findAccumulator(scf::ForOp loop) {
 
 struct PromoteAccumulatorsPass
     : mlir::qtrain::impl::PromoteAccumulatorsPassBase<PromoteAccumulatorsPass> {
+  PromoteAccumulatorsPass() = default;
+  PromoteAccumulatorsPass(const PromoteAccumulatorsPass &other)
+      : PromoteAccumulatorsPassBase(other) {}
+
+  /// The work done, for tests of its growth with the program's size (pass
+  /// statistics are compiled out of release builds of LLVM, so a remark
+  /// reports it).
+  Option<bool> reportWork{
+      *this, "report-work",
+      llvm::cl::desc("Emit a remark with the number of accumulators promoted "
+                     "and of operations looked at"),
+      llvm::cl::init(false)};
+
   void runOnOperation() override {
+    uint64_t numVisited = 0, promotedHere = 0;
     IRRewriter rewriter(&getContext());
-    // Innermost loops first; a promoted loop is a new op, so collect again
-    // until nothing changes.
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      SmallVector<scf::ForOp> loops;
-      getOperation()->walk([&](scf::ForOp loop) { loops.push_back(loop); });
-      for (scf::ForOp loop : loops) {
-        std::optional<Accumulator> acc = findAccumulator(loop);
+    // One walk, innermost loops first (post-order). Promoting replaces only
+    // the loop itself (its body moves to the new loop): the loops nested in
+    // it and the loops around it, still to come, stay valid, and a loop
+    // around sees the load and store just placed around the inner loop.
+    // Each loop is promoted until no accumulator is left in it.
+    SmallVector<scf::ForOp> loops;
+    getOperation()->walk([&](Operation *op) {
+      ++numVisited;
+      if (auto loop = dyn_cast<scf::ForOp>(op))
+        loops.push_back(loop);
+    });
+    for (scf::ForOp loop : loops) {
+      while (true) {
+        std::optional<Accumulator> acc = findAccumulator(loop, numVisited);
         if (!acc)
-          continue;
-        rewriter.setInsertionPoint(loop);
-        Value init = memref::LoadOp::create(rewriter, acc->load.getLoc(),
-                                            acc->load.getMemRef(),
-                                            acc->load.getIndices());
-        Value stored = acc->store.getValueToStore();
-        FailureOr<LoopLikeOpInterface> promoted =
-            cast<LoopLikeOpInterface>(loop.getOperation())
-                .replaceWithAdditionalYields(
-                    rewriter, ValueRange{init},
-                    /*replaceInitOperandUsesInLoop=*/false,
-                    [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
-                      return SmallVector<Value>{stored};
-                    });
+          break;
+        FailureOr<scf::ForOp> promoted = promote(rewriter, loop, *acc);
         if (failed(promoted))
-          continue;
-        auto newLoop = cast<scf::ForOp>(promoted->getOperation());
-        rewriter.replaceAllUsesWith(acc->load.getResult(),
-                                    newLoop.getRegionIterArgs().back());
-        rewriter.setInsertionPointAfter(newLoop);
-        memref::StoreOp::create(
-            rewriter, acc->store.getLoc(), newLoop.getResults().back(),
-            acc->store.getMemRef(), acc->store.getIndices());
-        rewriter.eraseOp(acc->store);
-        rewriter.eraseOp(acc->load);
+          break;
+        loop = *promoted;
         ++numPromoted;
-        changed = true;
-        break;
+        ++promotedHere;
       }
     }
+    if (reportWork)
+      getOperation()->emitRemark()
+          << "qtrain-promote-accumulators: promoted " << promotedHere
+          << " accumulators, looked at " << numVisited << " operations";
+  }
+
+  /// Carries `acc` through `loop` as an iter_arg; returns the new loop.
+  static FailureOr<scf::ForOp> promote(IRRewriter &rewriter, scf::ForOp loop,
+                                       Accumulator acc) {
+    rewriter.setInsertionPoint(loop);
+    auto init =
+        memref::LoadOp::create(rewriter, acc.load.getLoc(),
+                               acc.load.getMemRef(), acc.load.getIndices());
+    Value stored = acc.store.getValueToStore();
+    FailureOr<LoopLikeOpInterface> promoted =
+        cast<LoopLikeOpInterface>(loop.getOperation())
+            .replaceWithAdditionalYields(
+                rewriter, ValueRange{init.getResult()},
+                /*replaceInitOperandUsesInLoop=*/false,
+                [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+                  return SmallVector<Value>{stored};
+                });
+    if (failed(promoted)) {
+      rewriter.eraseOp(init);
+      return failure();
+    }
+    auto newLoop = cast<scf::ForOp>(promoted->getOperation());
+    rewriter.replaceAllUsesWith(acc.load.getResult(),
+                                newLoop.getRegionIterArgs().back());
+    rewriter.setInsertionPointAfter(newLoop);
+    memref::StoreOp::create(rewriter, acc.store.getLoc(),
+                            newLoop.getResults().back(), acc.store.getMemRef(),
+                            acc.store.getIndices());
+    rewriter.eraseOp(acc.store);
+    rewriter.eraseOp(acc.load);
+    return newLoop;
   }
 };
 

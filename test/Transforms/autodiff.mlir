@@ -86,12 +86,15 @@ func.func @forward(%w: tensor<4x3x3x3xf32> {qtrain.param}, %w2: tensor<3x3x3x3xf
 
 // State results ({qtrain.state}) pass through the training step after the
 // momentum buffers; the evaluation step quantizes with the running range
-// instead of the batch's and returns only the logits.
+// instead of the batch's and returns only the logits. The running range is
+// [min, range]: the quantizer takes its width as it is (`width`).
 // CHECK-LABEL: func.func @eval_step
 //  CHECK-SAME:   %[[EMA:[^ ]*]]: tensor<2xf32> {qtrain.state = "ema"}) -> tensor<4x3xf32>
-//       CHECK:   %[[MIN:.*]] = tensor.extract %[[EMA]][%{{.*}}]
-//       CHECK:   %[[MAX:.*]] = tensor.extract %[[EMA]][%{{.*}}]
-//       CHECK:   qtrain.fake_quant %{{.*}}, %{{.*}} role activation rounding nearest_even granularity<per_tensor> range(%[[MIN]], %[[MAX]] : f32, f32)
+//   CHECK-DAG:   %[[C0:.*]] = arith.constant 0 : index
+//   CHECK-DAG:   %[[C1:.*]] = arith.constant 1 : index
+//   CHECK-DAG:   %[[MIN:.*]] = tensor.extract %[[EMA]][%[[C0]]]
+//   CHECK-DAG:   %[[WIDTH:.*]] = tensor.extract %[[EMA]][%[[C1]]]
+//       CHECK:   qtrain.fake_quant %{{.*}}, %{{.*}} role activation rounding nearest_even granularity<per_tensor> range(%[[MIN]], %[[WIDTH]] : f32, f32) width :
 //   CHECK-NOT:   qtrain.range_ema
 // CHECK-LABEL: func.func @train_step
 //  CHECK-SAME:   -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<2xf32> {qtrain.state = "ema"}, f32)

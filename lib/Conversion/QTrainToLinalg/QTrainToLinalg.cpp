@@ -18,6 +18,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace mlir::qtrain {
 #define GEN_PASS_DEF_CONVERTQTRAINTOLINALGPASS
@@ -250,6 +251,8 @@ struct Quantizer {
   Rounding rounding;
   std::optional<int64_t> axis;
   int64_t stream;
+  /// `max` is the range's width (the op's `width`).
+  bool width;
 
   template <typename OpT>
   static Quantizer of(OpT op, Value bits) {
@@ -261,7 +264,8 @@ struct Quantizer {
             op.getStep(),
             op.getRounding(),
             op.getGranularity().getAxis(),
-            static_cast<int64_t>(op.getStream())};
+            static_cast<int64_t>(op.getStream()),
+            op.getWidth()};
   }
 };
 
@@ -391,17 +395,28 @@ public:
     return tensor::ExpandShapeOp::create(b, loc, type, t, groups);
   }
 
-  /// The grid step of range [lo, hi] (reference: gridOf).
+  /// The grid step of range [lo, hi] (reference: gridOf), or with
+  /// `width` of the range starting at lo that is `hi` wide (reference:
+  /// makeQuantGridFromRange; an infinite width, which the reference
+  /// refuses, gives FLT_MAX as an infinite max - min does).
   Value scale(Scalar &e, Value lo, Value hi) const {
     OpBuilder &nb = e.b;
     Location nl = e.loc;
-    Value width = arith::SubFOp::create(nb, nl, hi, lo);
-    Value plain = arith::DivFOp::create(nb, nl, width, levels);
-    Value split =
-        arith::SubFOp::create(nb, nl, arith::DivFOp::create(nb, nl, hi, levels),
-                              arith::DivFOp::create(nb, nl, lo, levels));
-    split = e.select(e.isFinite(split), split, e.f32(FLT_MAX));
-    Value scale = e.select(e.isFinite(width), plain, split);
+    Value scale;
+    if (q.width) {
+      scale = arith::DivFOp::create(nb, nl, hi, levels);
+      Value inf = e.cmp(arith::CmpFPredicate::OEQ, scale,
+                        e.f32(std::numeric_limits<float>::infinity()));
+      scale = e.select(inf, e.f32(FLT_MAX), scale);
+    } else {
+      Value width = arith::SubFOp::create(nb, nl, hi, lo);
+      Value plain = arith::DivFOp::create(nb, nl, width, levels);
+      Value split = arith::SubFOp::create(
+          nb, nl, arith::DivFOp::create(nb, nl, hi, levels),
+          arith::DivFOp::create(nb, nl, lo, levels));
+      split = e.select(e.isFinite(split), split, e.f32(FLT_MAX));
+      scale = e.select(e.isFinite(width), plain, split);
+    }
     Value minScale = e.f32(1e-8);
     return e.select(e.cmp(arith::CmpFPredicate::OLT, scale, minScale), minScale,
                     scale);
@@ -632,9 +647,12 @@ struct RangeEmaLowering : OpRewritePattern<RangeEmaOp> {
     };
     Value mn = tensor::ExtractOp::create(rewriter, loc, mnTensor, ValueRange{});
     Value mx = tensor::ExtractOp::create(rewriter, loc, mxTensor, ValueRange{});
+    // The state is [min, range], as the reference (RangeEma::update) keeps
+    // it: the batch's width first, then each entry folded on its own.
+    Value width = arith::SubFOp::create(rewriter, loc, mx, mn);
     Value updated = tensor::FromElementsOp::create(
         rewriter, loc, op.getType(),
-        ValueRange{fold(at(0), mn), fold(at(1), mx)});
+        ValueRange{fold(at(0), mn), fold(at(1), width)});
     rewriter.replaceOp(op, updated);
     return success();
   }

@@ -293,7 +293,7 @@ func.func @grad_quant_seed_unused(%x: tensor<8xf32>, %b: i32, %k: i64, %t: i32) 
 //===----------------------------------------------------------------------===//
 
 func.func @range_ema_state(%a: tensor<8xf32>, %s: tensor<3xf32>) -> tensor<3xf32> {
-  // expected-error @+1 {{'qtrain.range_ema' op state must be tensor<2xf32> ([min, max]), got 'tensor<3xf32>'}}
+  // expected-error @+1 {{'qtrain.range_ema' op state must be tensor<2xf32> ([min, range]), got 'tensor<3xf32>'}}
   %0 = qtrain.range_ema %a, %s : tensor<8xf32>, tensor<3xf32>
   return %0 : tensor<3xf32>
 }
@@ -529,6 +529,15 @@ func.func @fake_quant_min_without_max(%x: tensor<8xf32>, %mn: f32) -> tensor<8xf
   %b = arith.constant 8 : i32
   // expected-error @+1 {{'qtrain.fake_quant' op a range needs both min and max}}
   %0 = "qtrain.fake_quant"(%x, %b, %mn) <{granularity = #qtrain.granularity<per_tensor>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, role = #qtrain<role activation>, rounding = #qtrain<rounding nearest_even>, stream = 0 : i64}> : (tensor<8xf32>, i32, f32) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @fake_quant_width_without_range(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %b = arith.constant 8 : i32
+  // expected-error @+1 {{'qtrain.fake_quant' op 'width' needs an explicit range(%min, %width)}}
+  %0 = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> width : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
 

@@ -60,6 +60,18 @@ func.func @fake_quant_explicit_ranges(%x: tensor<32x10xf32>, %bits: i32, %lo: f3
 
 // -----
 
+// A range given as its low end and width (an EMA state, [min, range]).
+// CHECK-LABEL: func.func @fake_quant_range_width
+//       CHECK:   qtrain.fake_quant %arg0, %arg1 role activation rounding nearest_even granularity<per_tensor> range(%arg2, %arg3 : f32, f32) width : tensor<32x10xf32>
+//       CHECK:   qtrain.quantize %arg0, 8 role activation rounding nearest_even granularity<per_tensor> range(%arg2, %arg3 : f32, f32) width : tensor<32x10xf32> -> tensor<32x10xi8>, tensor<f32>
+func.func @fake_quant_range_width(%x: tensor<32x10xf32>, %bits: i32, %mn: f32, %width: f32) -> (tensor<32x10xf32>, tensor<32x10xi8>) {
+  %0 = qtrain.fake_quant %x, %bits role activation rounding nearest_even granularity<per_tensor> range(%mn, %width : f32, f32) width : tensor<32x10xf32>
+  %c, %s, %l = qtrain.quantize %x, 8 role activation rounding nearest_even granularity<per_tensor> range(%mn, %width : f32, f32) width : tensor<32x10xf32> -> tensor<32x10xi8>, tensor<f32>
+  return %0, %c : tensor<32x10xf32>, tensor<32x10xi8>
+}
+
+// -----
+
 // Dynamic shapes are accepted; the channel count is checked when known.
 // CHECK-LABEL: func.func @fake_quant_dynamic
 //       CHECK:   qtrain.fake_quant %{{.*}}, %{{.*}} role weight_grad rounding nearest_even granularity<per_channel, axis = 0> range(%{{.*}}, %{{.*}} : tensor<?xf32>, tensor<?xf32>) : tensor<?x8xf32>
