@@ -294,5 +294,25 @@ Status qtrain::rt::restoreCheckpoint(Trainer &trainer, const Checkpoint &c) {
                            std::to_string(trainer.getBufferSize(i)));
     data.push_back(c.buffers[i].data());
   }
+  // No step ever leaves inf or NaN in the parameters or momentum (step()
+  // fails or skips such an update), so a checkpoint's must be finite too:
+  // a damaged one would otherwise train on and evaluate to NaN. State
+  // tensors may hold infinities (the range of an infinite input).
+  const std::vector<ParameterSpec> &params =
+      trainer.getBundle().getManifest().parameters;
+  size_t numParameters = params.size();
+  for (size_t i = 0; i < 2 * numParameters && i < data.size(); ++i)
+    for (size_t e = 0; e < c.buffers[i].size(); ++e)
+      if (!std::isfinite(data[i][e])) {
+        const std::string &name = params[i % numParameters].name;
+        return Status::error(
+            "restore: " +
+            (i < numParameters ? "parameter '" + name + "'"
+                               : "the momentum of parameter '" + name + "'") +
+            " has " + (std::isnan(data[i][e]) ? "NaN" : "an infinity") +
+            " at element " + std::to_string(e) +
+            " (a run never saves non-finite parameters or momentum; the "
+            "checkpoint is damaged)");
+      }
   return trainer.restore(data, c.step, c.totalBitOps);
 }

@@ -886,24 +886,6 @@ Status Trainer::restore(const std::vector<const float *> &data, int64_t step,
       return Status::error("restore: LDP lambda " + std::to_string(lambda) +
                            " is not finite and non-negative");
   }
-  // No step ever leaves inf or NaN in the parameters or momentum (step()
-  // fails or skips such an update), so restored ones must be finite too:
-  // a damaged checkpoint would otherwise train on and evaluate to NaN.
-  // State tensors may hold infinities (the range of an infinite input).
-  const Manifest &m = bundle->getManifest();
-  for (size_t i = 0; i < 2 * numParameters; ++i)
-    for (size_t e = 0; e < buffers[current][i].count; ++e)
-      if (!std::isfinite(data[i][e])) {
-        const std::string &name = m.parameters[i % numParameters].name;
-        return Status::error(
-            "restore: " +
-            (i < numParameters ? "parameter '" + name + "'"
-                               : "the momentum of parameter '" + name + "'") +
-            " has " + (std::isnan(data[i][e]) ? "NaN" : "an infinity") +
-            " at element " + std::to_string(e) +
-            " (a run never saves non-finite parameters or momentum; the "
-            "checkpoint is damaged)");
-      }
   for (size_t i = 0; i < data.size(); ++i) {
     Buffer &b = buffers[current][i];
     std::copy(data[i], data[i] + b.count, b.data);

@@ -1,4 +1,4 @@
-// RUN: qtrain-opt %s -split-input-file --qtrain-autodiff 2>&1 | FileCheck %s
+// RUN: qtrain-opt %s -split-input-file --remarks-filter="qtrain-.*" --qtrain-autodiff 2>&1 | FileCheck %s
 
 // Regression: a sum over k of a term that depends on the parameter only
 // through a comparison (a step function) has a zero derivative. The
@@ -7,7 +7,7 @@
 // linalg.generic that failed verification ("expected the shape-to-loops
 // map to be non-null"). The parameter now gets no gradient from the op: a
 // zero gradient, said by a remark.
-// CHECK: remark: parameter #0 does not affect the loss; its gradient is zero
+// CHECK: remark: {{.*}}parameter #0 does not affect the loss; its gradient is zero
 // CHECK-LABEL: func.func @train_step
 //  CHECK-NOT:   error
 //       CHECK:   linalg.fill

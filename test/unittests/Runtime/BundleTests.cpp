@@ -310,7 +310,8 @@ TEST(BundleErrorTest, MissingFileInit) {
   ToyBundle toy;
   std::filesystem::remove(toy.dir + "/params/f.bin");
   EXPECT_EQ(openError(toy.dir, ErrorKind::Io),
-            toy.dir + "/params/f.bin: cannot open: No such file or directory");
+            toy.dir + "/params/f.bin: cannot open: No such file or directory "
+                      "(the initial values of parameter 'f')");
 }
 
 TEST(BundleErrorTest, FileInitIsADirectory) {

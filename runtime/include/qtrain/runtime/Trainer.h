@@ -285,9 +285,10 @@ public:
   const float *getBuffer(size_t index) const;
   /// Restores a run: copies `data[i]` (getBufferSize(i) floats) into every
   /// current buffer and sets the step index and cumulative BitOps. Fails,
-  /// changing nothing, on a step outside [0, 2^31 - 1], a negative BitOps
-  /// count, or a parameter or momentum element that is not finite (the
-  /// message names the tensor and the element).
+  /// changing nothing, on a step outside [0, 2^31 - 1] or a negative BitOps
+  /// count. The values are not checked (a test may set any); a checkpoint
+  /// is restored with restoreCheckpoint(), which refuses non-finite
+  /// parameters and momentum.
   Status restore(const std::vector<const float *> &data, int64_t step,
                  double totalBitOps);
 
