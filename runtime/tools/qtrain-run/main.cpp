@@ -697,6 +697,9 @@ private:
     // Into a new file renamed over the old one, so that a run killed here
     // still has every row (the kill test of test/tools/faults.test).
     std::string tmp = path(name) + ".tmp";
+    // Rows copied from another folder (a resume into another --out) make a
+    // file this run created.
+    bool created = ::access(path(name).c_str(), F_OK) != 0;
     errno = 0;
     std::FILE *f = std::fopen(tmp.c_str(), "w");
     bool written = f &&
@@ -713,6 +716,8 @@ private:
       std::remove(tmp.c_str());
       die("cannot rewrite " + path(name) + ": " + std::strerror(error));
     }
+    if (created)
+      createdOutputs.files.push_back(path(name));
     return rows;
   }
 
