@@ -1,5 +1,4 @@
-//===- Timing.h - What qtrain's benchmark programs share ---------*- C++
-//-*-===//
+//===- Timing.h - What qtrain's benchmark programs share --------*- C++ -*-===//
 //
 // Part of the qtrain project.
 //

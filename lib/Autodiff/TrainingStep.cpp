@@ -1,5 +1,4 @@
-//===- TrainingStep.cpp - Loss and optimizer of the training step -*- C++
-//-*-===//
+//===- TrainingStep.cpp - Loss and optimizer of the training step ---------===//
 //
 // Softmax cross-entropy (log-sum-exp with the row max subtracted), mean
 // squared error and SGD, as linalg generics on tensors.

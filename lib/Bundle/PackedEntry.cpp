@@ -1,5 +1,4 @@
-//===- PackedEntry.cpp - The packed entry points of the step ABI -*- C++
-//-*-===//
+//===- PackedEntry.cpp - The packed entry points of the step ABI ----------===//
 //
 // qtrain_train_step(void **args) / qtrain_eval_step(void **args): one
 // uniform signature for every model, so the runtime calls a step without

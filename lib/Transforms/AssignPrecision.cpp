@@ -1,5 +1,4 @@
-//===- AssignPrecision.cpp - Float formats under a memory budget -*- C++
-//-*-===//
+//===- AssignPrecision.cpp - Float formats under a memory budget ----------===//
 //
 // qtrain-assign-precision: builds the memory model of PAPERS.md section 4
 // from the forward graph (modules, their outputs and parameters, sized at

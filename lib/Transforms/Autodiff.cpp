@@ -1,5 +1,4 @@
-//===- Autodiff.cpp - Build the training step from a forward graph -*- C++
-//-*-===//
+//===- Autodiff.cpp - Build the training step from a forward graph --------===//
 //
 // qtrain-autodiff: clones @forward into @train_step, appends the loss, the
 // reverse-mode backward pass and the SGD update, and renames @forward to

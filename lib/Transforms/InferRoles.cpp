@@ -1,5 +1,4 @@
-//===- InferRoles.cpp - Roles in a training step with its backward -*- C++
-//-*-===//
+//===- InferRoles.cpp - Roles in a training step with its backward --------===//
 //
 // qtrain-infer-roles: assigns qtrain.role to every tensor-valued op of a
 // training step that already contains its backward pass (hand-written, or a

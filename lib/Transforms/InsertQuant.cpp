@@ -1,5 +1,4 @@
-//===- InsertQuant.cpp - Place the quantizers of CPT --------------*- C++
-//-*-===//
+//===- InsertQuant.cpp - Place the quantizers of CPT ------------*- C++ -*-===//
 //
 // qtrain-insert-quant: fake-quantizes the weights and input activations of
 // every GEMM and convolution of the forward graph at the step's forward

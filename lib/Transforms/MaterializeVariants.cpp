@@ -1,5 +1,4 @@
-//===- MaterializeVariants.cpp - Kernel variants per precision ---*- C++
-//-*-===//
+//===- MaterializeVariants.cpp - Kernel variants per precision --*- C++ -*-===//
 //
 // qtrain-materialize-variants: outlines the three products of every
 // quantized layer (a kernel site) into one function per precision, with the

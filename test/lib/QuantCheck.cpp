@@ -1,5 +1,4 @@
-//===- QuantCheck.cpp - Compare lowered quantizers with the reference -*- C++
-//-*-===//
+//===- QuantCheck.cpp - Compare lowered quantizers with the reference -----===//
 //
 // qtrain-quant-check LIB.so: calls the function `quant` of a lowered module
 // (bare-pointer memrefs, results as out-parameters) with the signature

@@ -1,5 +1,4 @@
-//===- QTrainToLinalg.cpp - Lower quantizers to linalg ------------*- C++
-//-*-===//
+//===- QTrainToLinalg.cpp - Lower quantizers to linalg ----------*- C++ -*-===//
 //
 // qtrain.fake_quant as linalg on tensors, bit-exact with the reference
 // quantizer (runtime/include/qtrain/runtime/Quantize.h) and its Philox noise

@@ -1,5 +1,4 @@
-//===- StepMemory.cpp - The buffer allocator of generated steps ---*- C++
-//-*-===//
+//===- StepMemory.cpp - The buffer allocator of generated steps -*- C++ -*-===//
 //
 // Part of the qtrain project.
 //

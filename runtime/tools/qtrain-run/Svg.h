@@ -1,5 +1,4 @@
-//===- Svg.h - Line charts as standalone SVG files ---------------*- C++
-//-*-===//
+//===- Svg.h - Line charts as standalone SVG files --------------*- C++ -*-===//
 //
 // Part of the qtrain project.
 //

@@ -1,5 +1,4 @@
-//===- Checkpoint.h - Training checkpoints -----------------------*- C++
-//-*-===//
+//===- Checkpoint.h - Training checkpoints ----------------------*- C++ -*-===//
 //
 // Part of the qtrain project.
 //

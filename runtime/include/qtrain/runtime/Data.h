@@ -1,5 +1,4 @@
-//===- Data.h - Image classification datasets in IDX files -------*- C++
-//-*-===//
+//===- Data.h - Image classification datasets in IDX files ------*- C++ -*-===//
 //
 // Part of the qtrain project.
 //

@@ -1,5 +1,4 @@
-//===- FloatFormat.h - Narrow floating-point formats FP(e, m, b) -*- C++
-//-*-===//
+//===- FloatFormat.h - Narrow floating-point formats FP(e, m, b) ----------===//
 //
 // Part of the qtrain project.
 //

@@ -1,5 +1,4 @@
-//===- Sha256.h - SHA-256 of a byte stream ------------------------*- C++
-//-*-===//
+//===- Sha256.h - SHA-256 of a byte stream ----------------------*- C++ -*-===//
 //
 // Part of the qtrain project.
 //
