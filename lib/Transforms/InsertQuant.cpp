@@ -114,6 +114,17 @@ static std::optional<WeightSite> findWeight(linalg::LinalgOp layer,
   return WeightSite{use, *axis};
 }
 
+// The runtime's cycle shapes (the reference, runtime/Schedule.h) and the
+// dialect's (QTrainAttrs.td) are one list in one order, so that a shape
+// converts by value.
+static_assert(int(rt::CycleShape::Cosine) == int(ShapeKind::Cosine) &&
+                  int(rt::CycleShape::Linear) == int(ShapeKind::Linear) &&
+                  int(rt::CycleShape::Exponential) ==
+                      int(ShapeKind::Exponential) &&
+                  int(rt::CycleShape::Rex) == int(ShapeKind::Rex) &&
+                  unsigned(rt::CycleShape::Rex) == getMaxEnumValForShapeKind(),
+              "rt::CycleShape and the dialect's ShapeKind differ");
+
 /// The schedule of the command line as a dialect attribute.
 static Attribute toAttr(MLIRContext *ctx, const rt::Schedule &s) {
   switch (s.kind) {
