@@ -6,6 +6,7 @@
 
 #include "qtrain/runtime/Data.h"
 
+#include "qtrain/runtime/File.h"
 #include "qtrain/runtime/Philox.h"
 
 #include <zlib.h>
@@ -14,21 +15,29 @@
 #include <cerrno>
 #include <cstring>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace qtrain::rt;
 
 namespace {
 
-bool isFile(const std::string &path) {
+bool exists(const std::string &path) {
   struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return ::stat(path.c_str(), &st) == 0;
 }
 
 /// Reads the whole file, inflating it when it is gzip (zlib detects it).
+/// Like every file the runtime reads, it must be a regular file (File.h):
+/// a FIFO in its place would block the read forever.
 Status readAll(const std::string &path, std::vector<uint8_t> &out) {
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (!file)
+  int fd;
+  if (Status s = openRegularFile(path, fd); s.failed())
+    return s;
+  gzFile file = gzdopen(fd, "rb");
+  if (!file) {
+    ::close(fd);
     return Status::error(path + ": cannot open: " + std::strerror(errno));
+  }
   out.clear();
   uint8_t chunk[1 << 16];
   while (true) {
@@ -65,9 +74,9 @@ Status qtrain::rt::readIdx(const std::string &path, int rank,
                            std::vector<int64_t> &dims,
                            std::vector<uint8_t> &data) {
   std::string file = path;
-  if (!isFile(file) && isFile(path + ".gz"))
+  if (!exists(file) && exists(path + ".gz"))
     file = path + ".gz";
-  if (!isFile(file))
+  if (!exists(file))
     return Status::error(path + "[.gz]: no such file");
   std::vector<uint8_t> bytes;
   if (Status s = readAll(file, bytes); s.failed())

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -135,6 +136,21 @@ TEST(DataTest, ErrorsNameTheFileAndTheProblem) {
             dir.file("t10k-images-idx3-ubyte") + "[.gz]: no such file");
   EXPECT_EQ(loadDataset(dir.path, "validation", d).message(),
             "unknown split 'validation' (expected train or test)");
+}
+
+TEST(DataTest, AFifoInPlaceOfAFileIsRefusedNotReadForever) {
+  // Regression: gzopen blocked on a FIFO without a writer (or read from a
+  // device forever); data files are opened like every other file the
+  // runtime reads (File.h).
+  TempDir dir;
+  writeToy(dir);
+  std::string images = dir.file("train-images-idx3-ubyte");
+  ::unlink(images.c_str());
+  ::unlink((images + ".gz").c_str());
+  ASSERT_EQ(::mkfifo(images.c_str(), 0600), 0);
+  Dataset d;
+  EXPECT_EQ(loadDataset(dir.path, "train", d).message(),
+            images + ": not a regular file (a FIFO); refusing to read it");
 }
 
 TEST(DataTest, CorruptGzipIsAnError) {

@@ -6,8 +6,8 @@
 ///
 /// \file
 /// Every file the runtime reads from a bundle or a run (manifest.json,
-/// model.so, parameter files, checkpoints) must be a regular file: a FIFO
-/// in its place would block the open or the read forever, and a device
+/// model.so, parameter files, checkpoints, IDX data) must be a regular file: a
+/// FIFO in its place would block the open or the read forever, and a device
 /// such as /dev/zero would never end. openRegularFile opens without
 /// blocking (O_NONBLOCK) and refuses anything but a regular file before a
 /// byte is read.
