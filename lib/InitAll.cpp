@@ -7,8 +7,12 @@
 #include "qtrain/InitAll.h"
 
 #include "QTrain/QTrainDialect.h"
+#include "qtrain/Codegen/CPU/Passes.h"
 #include "qtrain/Conversion/Passes.h"
-#include "qtrain/Transforms/Passes.h"
+#include "qtrain/Frontend/Passes.h"
+#include "qtrain/Kernels/Passes.h"
+#include "qtrain/Quant/Passes.h"
+#include "qtrain/Target/Bundle/Passes.h"
 
 #include "qtrain/Pipelines/Pipelines.h"
 
@@ -45,8 +49,12 @@ void mlir::qtrain::registerAllDialects(DialectRegistry &registry) {
 }
 
 void mlir::qtrain::registerAllPasses() {
-  registerQTrainTransformsPasses();
+  registerQTrainFrontendPasses();
+  registerQTrainQuantPasses();
+  registerQTrainKernelsPasses();
   registerQTrainConversionPasses();
+  registerQTrainCodegenCPUPasses();
+  registerQTrainBundlePasses();
   registerPipelines();
   registerCanonicalizerPass();
   registerCSEPass();

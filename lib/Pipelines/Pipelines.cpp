@@ -1,13 +1,19 @@
 //===- Pipelines.cpp - qtrain's named pass pipelines ------------*- C++ -*-===//
 //
-// The CPU lowering pipeline of qtrain-compile.
+// The pipelines of qtrain-compile (Pipelines.h), built from the passes of
+// each stage with their options set from StepPipelineOptions.
 //
 //===----------------------------------------------------------------------===//
 
 #include "qtrain/Pipelines/Pipelines.h"
 
+#include "qtrain/Codegen/CPU/Passes.h"
 #include "qtrain/Conversion/Passes.h"
-#include "qtrain/Transforms/Passes.h"
+#include "qtrain/Frontend/Passes.h"
+#include "qtrain/Kernels/Passes.h"
+#include "qtrain/Quant/Passes.h"
+#include "qtrain/Target/Bundle/Passes.h"
+#include "qtrain/runtime/Schedule.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -29,6 +35,127 @@
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace mlir::qtrain;
+namespace rt = ::qtrain::rt;
+
+std::string mlir::qtrain::defaultSchedule(StringRef policy,
+                                          const std::vector<int> &bits) {
+  std::string lo = std::to_string(*llvm::min_element(bits));
+  std::string hi = std::to_string(*llvm::max_element(bits));
+  if (policy == "cpt" || policy == "ldp")
+    return policy.str() + ":" + lo + ":" + hi;
+  if (policy == "static")
+    return "static:" + hi;
+  return "fp32";
+}
+
+LogicalResult mlir::qtrain::buildFrontendPipeline(
+    OpPassManager &pm, const StepPipelineOptions &options, PipelineErrorFn) {
+  if (options.liftParams)
+    pm.addPass(createLiftParamsPass());
+  if (options.batch > 0) {
+    RebatchPassOptions rebatch;
+    rebatch.batch = options.batch;
+    pm.addPass(createRebatchPass(rebatch));
+  }
+  return success();
+}
+
+LogicalResult
+mlir::qtrain::buildQuantizePipeline(OpPassManager &pm,
+                                    const StepPipelineOptions &options,
+                                    PipelineErrorFn error) {
+  bool floatFormats = options.hasFloatFormats();
+  if (floatFormats && options.policy != "none")
+    return error("precision-ratio and precision-budget assign float formats "
+                 "(PAPERS.md section 4) to an fp32 step; they do not combine "
+                 "with policy=" +
+                 options.policy);
+  if (floatFormats) {
+    AssignPrecisionPassOptions assign;
+    assign.order = options.precisionOrder;
+    assign.seed = options.precisionSeed;
+    assign.ratio = options.precisionRatio;
+    assign.budget = options.precisionBudget;
+    assign.report = options.precisionReport;
+    assign.scores.assign(options.precisionScores.begin(),
+                         options.precisionScores.end());
+    assign.profile = options.precisionProfile;
+    pm.addPass(createAssignPrecisionPass(assign));
+  }
+  std::vector<int> bits, gradBits;
+  if (rt::Status s = rt::parseBitList(options.bits.getValue(), bits);
+      s.failed())
+    return error("bits: " + s.message());
+  if (rt::Status s = rt::parseBitList(options.gradBits.getValue(), gradBits);
+      s.failed())
+    return error("grad-bits: " + s.message());
+  InsertQuantPassOptions quant;
+  quant.policy = options.policy;
+  quant.schedule = options.schedule.empty()
+                       ? defaultSchedule(options.policy, bits)
+                       : options.schedule.getValue();
+  quant.gradBits = gradBits.front();
+  if (options.policy == "ldp") {
+    quant.lambda = options.ldpLambda;
+    quant.ldpInit = options.ldpInit;
+  }
+  pm.addPass(createInsertQuantPass(quant));
+  if (floatFormats) {
+    InsertRoundingPassOptions rounding;
+    rounding.promotion = options.precisionPromotion;
+    pm.addPass(createInsertRoundingPass(rounding));
+  }
+  return success();
+}
+
+LogicalResult mlir::qtrain::buildTrainingStepPipeline(
+    OpPassManager &pm, const StepPipelineOptions &options, PipelineErrorFn) {
+  AutodiffPassOptions autodiff;
+  autodiff.loss = options.loss;
+  pm.addPass(createAutodiffPass(autodiff));
+  if (options.hasFloatFormats())
+    pm.addPass(createStoreSavedPass());
+  return success();
+}
+
+LogicalResult mlir::qtrain::buildKernelsPipeline(
+    OpPassManager &pm, const StepPipelineOptions &options, PipelineErrorFn) {
+  if (options.policy == "none") {
+    pm.addPass(createAddEmptySlotsPass());
+    return success();
+  }
+  pm.addPass(createFormKernelsPass());
+  MaterializeVariantsPassOptions variants;
+  variants.bits = options.bits;
+  variants.gradBits = options.gradBits;
+  variants.fp32 = options.fp32;
+  variants.maxVariants = options.maxVariants;
+  pm.addPass(createMaterializeVariantsPass(variants));
+  pm.addPass(createIntegerKernelsPass());
+  return success();
+}
+
+LogicalResult
+mlir::qtrain::buildStepPipeline(OpPassManager &pm,
+                                const StepPipelineOptions &options,
+                                PipelineErrorFn error) {
+  return success(succeeded(buildFrontendPipeline(pm, options, error)) &&
+                 succeeded(buildQuantizePipeline(pm, options, error)) &&
+                 succeeded(buildTrainingStepPipeline(pm, options, error)) &&
+                 succeeded(buildKernelsPipeline(pm, options, error)));
+}
+
+LogicalResult
+mlir::qtrain::buildCompilePipeline(OpPassManager &pm,
+                                   const StepPipelineOptions &options,
+                                   PipelineErrorFn error) {
+  if (failed(buildStepPipeline(pm, options, error)))
+    return failure();
+  buildCPULoweringPipeline(pm);
+  pm.addPass(createPackedEntryPointsPass());
+  return success();
+}
 
 void mlir::qtrain::buildCPUBufferPipeline(OpPassManager &pm) {
   pm.addPass(createConvertQTrainToLinalgPass());
@@ -121,7 +248,51 @@ FailureOr<int64_t> mlir::qtrain::stepBufferPeak(ModuleOp module) {
   return peak;
 }
 
+/// Registers `name` as a pipeline built by `build` from StepPipelineOptions.
+static void registerStepPipeline(
+    StringRef name, StringRef description,
+    LogicalResult (*build)(OpPassManager &, const StepPipelineOptions &,
+                           PipelineErrorFn)) {
+  registerPassPipeline(
+      name, description,
+      [build](OpPassManager &pm, StringRef text, PipelineErrorFn error) {
+        StepPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        return build(pm, options, error);
+      },
+      [](function_ref<void(const detail::PassOptions &)> handler) {
+        handler(StepPipelineOptions());
+      });
+}
+
 void mlir::qtrain::registerPipelines() {
+  registerStepPipeline("qtrain-frontend",
+                       "Make a forward graph trainable: lift the weights, "
+                       "set the batch",
+                       buildFrontendPipeline);
+  registerStepPipeline("qtrain-quantize",
+                       "Place the quantizers of the precision schedule (and "
+                       "the float formats of a precision ratio or budget)",
+                       buildQuantizePipeline);
+  registerStepPipeline("qtrain-training-step",
+                       "Build the training and eval steps by reverse-mode "
+                       "differentiation",
+                       buildTrainingStepPipeline);
+  registerStepPipeline("qtrain-kernels",
+                       "Form the kernel sites and their variants per "
+                       "bitwidth, with integer kernels",
+                       buildKernelsPipeline);
+  registerStepPipeline("qtrain-step",
+                       "From a forward graph to the materialized training "
+                       "module (qtrain-frontend, qtrain-quantize, "
+                       "qtrain-training-step, qtrain-kernels)",
+                       buildStepPipeline);
+  registerStepPipeline("qtrain-compile",
+                       "Everything qtrain-compile runs before object code: "
+                       "qtrain-step, qtrain-lower-cpu, "
+                       "qtrain-packed-entry-points",
+                       buildCompilePipeline);
   PassPipelineRegistration<>(
       "qtrain-lower-cpu",
       "Lower a materialized training module to the LLVM dialect for the CPU",

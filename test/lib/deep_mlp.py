@@ -5,8 +5,8 @@ deep_mlp.py LAYERS [--width W] [--batch N]: LAYERS linear layers of W -> W
 features (nn.Linear as torch-mlir writes it: a transpose of the weight and a
 matmul into the broadcast bias), ReLU between them, batch N. Every layer
 between the first and the last is the same, so the work a pass does per
-layer can be compared across depths (test/Transforms/promote-accumulators-
-deep.test).
+layer can be compared across depths (test/Codegen/CPU/
+promote-accumulators-deep.test).
 """
 
 import argparse

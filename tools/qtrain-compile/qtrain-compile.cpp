@@ -6,10 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qtrain/Bundle/Bundle.h"
+#include "PrecisionBudget.h"
+
 #include "qtrain/InitAll.h"
 #include "qtrain/Pipelines/Pipelines.h"
 #include "qtrain/Search/Assignment.h"
+#include "qtrain/Target/Bundle/Bundle.h"
 #include "qtrain/runtime/Bundle.h"
 #include "qtrain/runtime/Cost.h"
 #include "qtrain/runtime/Schedule.h"
@@ -166,9 +168,42 @@ static cl::opt<std::string> dumpBuffers(
              "qtrain-free-early) to this file, for scripts/step-buffers.py"),
     cl::cat(compileCategory));
 
+static cl::opt<std::string>
+    dumpStep("dump-step", cl::init(""),
+             cl::desc("Write the materialized training module (after the "
+                      "qtrain-step pipeline, on tensors) to this file"),
+             cl::cat(compileCategory));
+static cl::opt<std::string> dumpLowered(
+    "dump-lowered", cl::init(""),
+    cl::desc("Write the module lowered to the LLVM dialect (after the "
+             "qtrain-compile pipeline, before the ABI digest) to this file"),
+    cl::cat(compileCategory));
+static cl::opt<bool> printPipeline(
+    "print-pipeline", cl::init(false),
+    cl::desc("Print the pass pipeline (qtrain-opt --pass-pipeline=) this "
+             "compilation runs, and exit"),
+    cl::cat(compileCategory));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "qtrain-compile: error: " << message << "\n";
   return 1;
+}
+
+/// Writes `module` to `path` (nothing when `path` is empty).
+static LogicalResult writeModule(ModuleOp module, StringRef path) {
+  if (path.empty())
+    return success();
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &error);
+  if (!out) {
+    fail(error);
+    return failure();
+  }
+  // As qtrain-opt prints its output.
+  module.print(out->os());
+  out->os() << "\n";
+  out->keep();
+  return success();
 }
 
 /// Refuses a step with a static tensor above --max-tensor-gib (or one whose
@@ -259,194 +294,6 @@ static std::error_code createSiblingDirectory(StringRef path, StringRef suffix,
     return ec;
   result = std::string(unique);
   return {};
-}
-
-/// "6.05 MiB".
-static std::string mib(int64_t bytes) {
-  return llvm::formatv("{0:F2} MiB", double(bytes) / double(1 << 20)).str();
-}
-
-namespace {
-/// One choice of the budget search: the first `lowGroups` groups of the
-/// order low.
-struct BudgetTrial {
-  int lowGroups = 0;
-  /// The ratio= that makes this choice (the covered share, exact).
-  std::string ratio;
-  double covered = 0;
-  /// The memory model's footprint, as assigned and all high.
-  int64_t modelBytes = 0;
-  int64_t modelBytesAllHigh = 0;
-  /// The measured peak of the step's buffers.
-  int64_t peakBytes = 0;
-};
-} // namespace
-
-/// --precision-budget: the smallest r whose step fits the budget, measured
-/// as the peak of the step's buffers (stepBufferPeak), not only as the
-/// memory model's footprint. The choices are the prefixes of the group
-/// order (as for the pass's budget=); each is compiled to buffers and
-/// measured, from none low upward, and the first that fits is taken, so a
-/// step with low groups is chosen only if all high does not fit: promotion,
-/// which can make low groups cost more than they save, never makes the
-/// step larger than all high. Prints the choice; returns the ratio= that
-/// makes it, or nothing after an error.
-static std::optional<std::string> searchBudget(
-    ModuleOp module,
-    llvm::function_ref<std::string(const std::string &)> frontendPipeline) {
-  MLIRContext *context = module.getContext();
-  int64_t budgetBytes = 0;
-  if (rt::Status s =
-          ::qtrain::search::parseByteCount(precisionBudget, budgetBytes);
-      s.failed()) {
-    fail("--precision-budget: " + s.message());
-    return std::nullopt;
-  }
-  llvm::SmallString<128> reportPath;
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-          "qtrain-precision", "json", reportPath)) {
-    fail("cannot create a temporary file: " + ec.message());
-    return std::nullopt;
-  }
-  llvm::FileRemover removeReport(reportPath);
-  if (reportPath.str().find_first_of(" {}'\"") != std::string::npos) {
-    fail("the temporary file " + reportPath +
-         " has spaces, braces or quotes in its path; set TMPDIR");
-    return std::nullopt;
-  }
-  // The group order and sizes, from the first trial's report.
-  std::vector<int64_t> orderedIds, orderedElements;
-  int64_t totalElements = 0;
-  auto runTrial = [&](int lowGroups,
-                      const std::string &ratio) -> std::optional<BudgetTrial> {
-    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
-    std::string pipeline = frontendPipeline(
-        " ratio=" + ratio + " report=" + reportPath.str().str());
-    PassManager frontend(context);
-    if (failed(parsePassPipeline(pipeline, frontend, llvm::errs()))) {
-      fail("bad pipeline: " + pipeline);
-      return std::nullopt;
-    }
-    PassManager buffers(context);
-    mlir::qtrain::buildCPUBufferPipeline(buffers);
-    if (failed(frontend.run(*copy)) ||
-        failed(mlir::qtrain::addEmptySlots(*copy)) ||
-        failed(buffers.run(*copy)))
-      return std::nullopt;
-    FailureOr<int64_t> peak = mlir::qtrain::stepBufferPeak(*copy);
-    if (failed(peak))
-      return std::nullopt;
-    auto text = llvm::MemoryBuffer::getFile(reportPath);
-    llvm::Expected<llvm::json::Value> json =
-        text ? llvm::json::parse((*text)->getBuffer())
-             : llvm::Expected<llvm::json::Value>(
-                   llvm::errorCodeToError(text.getError()));
-    if (!json) {
-      fail("reading the assignment " + reportPath + ": " +
-           llvm::toString(json.takeError()));
-      return std::nullopt;
-    }
-    const llvm::json::Object *root = json->getAsObject();
-    std::optional<int64_t> low, after, before;
-    std::optional<double> covered;
-    if (root) {
-      low = root->getInteger("low_groups");
-      after = root->getInteger("assigned_bytes_after");
-      before = root->getInteger("assigned_bytes_before");
-      covered = root->getNumber("covered");
-    }
-    const llvm::json::Array *order =
-        root ? root->getArray("group_order") : nullptr;
-    const llvm::json::Array *groups = root ? root->getArray("groups") : nullptr;
-    if (!low || !after || !before || !covered || !order || !groups ||
-        order->size() != groups->size() || *low != lowGroups) {
-      fail("the assignment " + reportPath + " is not the one asked for (" +
-           std::to_string(lowGroups) + " groups low at ratio=" + ratio + ")");
-      return std::nullopt;
-    }
-    if (orderedElements.empty()) {
-      for (const llvm::json::Value &id : *order) {
-        std::optional<int64_t> index = id.getAsInteger();
-        const llvm::json::Object *group =
-            index && *index >= 0 && size_t(*index) < groups->size()
-                ? (*groups)[*index].getAsObject()
-                : nullptr;
-        std::optional<int64_t> elements =
-            group ? group->getInteger("elements") : std::nullopt;
-        if (!elements || *elements <= 0) {
-          fail("the assignment " + reportPath + " has a bad group order");
-          return std::nullopt;
-        }
-        orderedIds.push_back(*index);
-        orderedElements.push_back(*elements);
-        totalElements += *elements;
-      }
-    }
-    return BudgetTrial{lowGroups, ratio, *covered, *after, *before, *peak};
-  };
-
-  std::vector<BudgetTrial> tried;
-  std::optional<BudgetTrial> first = runTrial(0, "0");
-  if (!first)
-    return std::nullopt;
-  tried.push_back(*first);
-  int numGroups = int(orderedElements.size());
-  int64_t chosenElements = 0;
-  for (int k = 1; k <= numGroups && tried.back().peakBytes > budgetBytes; ++k) {
-    // The covered share of the first k groups, as the search computes it:
-    // with it ratio= takes exactly these groups.
-    chosenElements += orderedElements[k - 1];
-    char ratio[40];
-    std::snprintf(ratio, sizeof(ratio), "%.17g",
-                  double(chosenElements) / double(totalElements));
-    std::optional<BudgetTrial> trial = runTrial(k, ratio);
-    if (!trial)
-      return std::nullopt;
-    tried.push_back(*trial);
-  }
-  std::string triedText;
-  for (const BudgetTrial &t : tried)
-    triedText += (triedText.empty() ? "" : ", ") + std::to_string(t.lowGroups) +
-                 ": " + mib(t.peakBytes);
-  const BudgetTrial &allHigh = tried.front();
-  if (tried.back().peakBytes > budgetBytes) {
-    const BudgetTrial *least = &tried.front();
-    for (const BudgetTrial &t : tried)
-      if (t.peakBytes < least->peakBytes)
-        least = &t;
-    std::string message =
-        "--precision-budget=" + precisionBudget + " (" +
-        std::to_string(budgetBytes) +
-        " bytes) cannot be met: the step's buffers peak at " +
-        mib(least->peakBytes) + " at the least (" +
-        std::to_string(least->lowGroups) + " of " + std::to_string(numGroups) +
-        " groups low, model " + mib(least->modelBytes) +
-        "); every group low peaks at " + mib(tried.back().peakBytes) +
-        " (model " + mib(tried.back().modelBytes) +
-        "); peaks by groups low: " + triedText;
-    if (precisionPromotion)
-      message += "; with promotion (the default) each low P and Y is "
-                 "computed in both formats and its saved codes take the high "
-                 "format's 2 bytes, so low groups save little or nothing: "
-                 "--precision-promotion=false stores them in 1 byte";
-    fail(message);
-    return std::nullopt;
-  }
-  const BudgetTrial &chosen = tried.back();
-  char r[32];
-  std::snprintf(r, sizeof(r), "%.6g", chosen.covered);
-  llvm::outs() << "qtrain-compile: precision budget " << mib(budgetBytes)
-               << " (peak of the step's buffers): r = " << r << ", "
-               << chosen.lowGroups << " of " << numGroups << " groups low";
-  for (int k = 0; k < chosen.lowGroups; ++k)
-    llvm::outs() << (k ? ", " : " (") << orderedIds[k];
-  llvm::outs() << (chosen.lowGroups ? ")\n" : "\n") << "  model "
-               << mib(chosen.modelBytes) << " of tensors (all high "
-               << mib(allHigh.modelBytesAllHigh) << "); step buffers peak "
-               << mib(chosen.peakBytes) << " (all high "
-               << mib(allHigh.peakBytes) << ")\n"
-               << "  tried (low groups: peak): " << triedText << "\n";
-  return chosen.ratio;
 }
 
 /// The whole compilation; main() runs it on a thread with a large stack.
@@ -574,9 +421,10 @@ static int compile(int argc, char **argv) {
   if (!module)
     return 1;
 
-  // Front end: quantizers, training step, variants. `assignment` holds the
-  // options of qtrain-assign-precision that choose the groups (ratio=,
-  // budget=, report=).
+  // The step's pipeline as qtrain-opt runs it, qtrain-step{OPTIONS}
+  // (lib/Pipelines), with qtrain-compile's flags as its options;
+  // `assignment` holds the options that choose the float formats' groups
+  // (precision-ratio=, precision-budget=, precision-report=).
   if (floatFormats)
     // Option values go into a pipeline string: no spaces, braces or quotes.
     for (const std::string &value :
@@ -586,42 +434,37 @@ static int compile(int argc, char **argv) {
       if (value.find_first_of(" {}'\"") != std::string::npos)
         return fail("precision option value '" + value +
                     "' may not contain spaces, braces or quotes");
-  auto frontendPipeline = [&](const std::string &assignment) {
-    std::string pipeline;
+  auto pipelineOptions = [&](const std::string &assignment) {
+    std::string options;
     if (liftParams)
-      pipeline += "qtrain-lift-params,";
+      options += "lift-params=true ";
     if (batch > 0)
-      pipeline += "qtrain-rebatch{batch=" + std::to_string(batch) + "},";
-    if (floatFormats) {
-      pipeline += "qtrain-assign-precision{order=" + precisionOrder +
-                  " seed=" + std::to_string(precisionSeed) + assignment;
-      if (!precisionScores.empty())
-        pipeline += " scores=" + precisionScores;
-      if (!precisionProfile.empty())
-        pipeline += " profile=" + precisionProfile;
-      pipeline += "},";
-    }
-    pipeline += "qtrain-insert-quant{policy=" + policy +
-                " schedule=" + scheduleText +
-                " grad-bits=" + std::to_string(firstGradBits);
+      options += "batch=" + std::to_string(batch) + " ";
+    options += "policy=" + policy + " schedule=" + scheduleText +
+               " bits=" + bits + " grad-bits=" + gradBits;
     if (policy == "ldp")
-      pipeline += llvm::formatv(" lambda={0:e9} ldp-init={1:e9}",
-                                ldpLambda.getValue(), ldpInit.getValue())
-                      .str();
-    pipeline += "},";
-    if (floatFormats)
-      pipeline += std::string("qtrain-insert-rounding{promotion=") +
-                  (precisionPromotion ? "true" : "false") + "},";
-    pipeline += "qtrain-autodiff{loss=" + loss + "}";
-    if (floatFormats)
-      pipeline += ",qtrain-store-saved";
+      options += llvm::formatv(" ldp-lambda={0:e9} ldp-init={1:e9}",
+                               ldpLambda.getValue(), ldpInit.getValue())
+                     .str();
+    if (floatFormats) {
+      options += " precision-order=" + precisionOrder +
+                 " precision-seed=" + std::to_string(precisionSeed) +
+                 assignment;
+      if (!precisionScores.empty())
+        options += " precision-scores=" + precisionScores;
+      if (!precisionProfile.empty())
+        options += " precision-profile=" + precisionProfile;
+      options += std::string(" precision-promotion=") +
+                 (precisionPromotion ? "true" : "false");
+    }
+    options += " loss=" + loss;
     if (policy != "none")
-      pipeline +=
-          ",qtrain-form-kernels,qtrain-materialize-variants{bits=" + bits +
-          " grad-bits=" + gradBits + " fp32=" + (fp32 ? "true" : "false") +
-          " max-variants=" + std::to_string(maxVariants) +
-          "},qtrain-integer-kernels";
-    return pipeline;
+      options += std::string(" fp32=") + (fp32 ? "true" : "false") +
+                 " max-variants=" + std::to_string(maxVariants);
+    return options;
+  };
+  auto stepPipeline = [&](const std::string &assignment) {
+    return "qtrain-step{" + pipelineOptions(assignment) + "}";
   };
   // Remarks of the passes are for qtrain-opt; keep the summary short.
   context.getDiagEngine().registerHandler([](Diagnostic &d) {
@@ -630,28 +473,33 @@ static int compile(int argc, char **argv) {
 
   std::string assignment;
   if (!precisionRatio.empty())
-    assignment += " ratio=" + precisionRatio;
+    assignment += " precision-ratio=" + precisionRatio;
   if (!precisionBudget.empty()) {
     if (!precisionRatio.empty()) {
       // qtrain-assign-precision says that only one of them may be given.
-      assignment += " budget=" + precisionBudget;
+      assignment += " precision-budget=" + precisionBudget;
     } else {
-      std::optional<std::string> ratio =
-          searchBudget(*module, frontendPipeline);
+      std::optional<std::string> ratio = searchPrecisionBudget(
+          *module, precisionBudget, precisionPromotion, stepPipeline);
       if (!ratio)
         return 1;
-      assignment += " ratio=" + *ratio;
+      assignment += " precision-ratio=" + *ratio;
     }
   }
   if (!precisionReport.empty())
-    assignment += " report=" + precisionReport;
-  std::string pipeline = frontendPipeline(assignment);
-  PassManager frontend(&context);
-  if (failed(parsePassPipeline(pipeline, frontend, llvm::errs())))
+    assignment += " precision-report=" + precisionReport;
+  // --print-pipeline: what qtrain-opt --pass-pipeline= runs to get the
+  // module that becomes object code (qtrain-step, then the lowering).
+  if (printPipeline) {
+    llvm::outs() << "builtin.module(qtrain-compile{"
+                 << pipelineOptions(assignment) << "})\n";
+    return 0;
+  }
+  std::string pipeline = stepPipeline(assignment);
+  PassManager step(&context);
+  if (failed(parsePassPipeline(pipeline, step, llvm::errs())))
     return fail("bad pipeline: " + pipeline);
-  if (failed(frontend.run(*module)))
-    return 1;
-  if (policy == "none" && failed(mlir::qtrain::addEmptySlots(*module)))
+  if (failed(step.run(*module)) || failed(writeModule(*module, dumpStep)))
     return 1;
   if (failed(checkTensorSizes(*module)))
     return 1;
@@ -674,7 +522,9 @@ static int compile(int argc, char **argv) {
 
   // CPU lowering, packed entry points, object code, shared object.
   PassManager lowering(&context);
-  mlir::qtrain::buildCPULoweringPipeline(lowering);
+  if (failed(parsePassPipeline("qtrain-lower-cpu,qtrain-packed-entry-points",
+                               lowering, llvm::errs())))
+    return 1;
   // --dump-buffers: the step as buffers, after qtrain-free-early placed
   // the deallocations (scripts/step-buffers.py reads it).
   std::unique_ptr<llvm::ToolOutputFile> buffersOut;
@@ -693,7 +543,7 @@ static int compile(int argc, char **argv) {
         /*printAfterOnlyOnFailure=*/false, buffersOut->os());
   }
   if (failed(lowering.run(*module)) ||
-      failed(mlir::qtrain::addPackedEntryPoints(*module)))
+      failed(writeModule(*module, dumpLowered)))
     return 1;
   if (buffersOut)
     buffersOut->keep();

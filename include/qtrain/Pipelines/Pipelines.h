@@ -1,6 +1,15 @@
 //===- Pipelines.h - qtrain's named pass pipelines --------------*- C++ -*-===//
 //
-// The pipelines qtrain-compile runs, also registered with qtrain-opt.
+// The pipelines qtrain-compile runs, registered by name so that qtrain-opt
+// runs exactly the same passes (docs/pipeline.md):
+//
+//   qtrain-compile = qtrain-step, qtrain-lower-cpu, qtrain-packed-entry-points
+//   qtrain-step    = qtrain-frontend, qtrain-quantize, qtrain-training-step,
+//                    qtrain-kernels
+//
+// qtrain-step ends with the materialized training module on tensors, which
+// the manifest describes (lib/Target/Bundle); qtrain-lower-cpu takes it to
+// the LLVM dialect.
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,9 +17,12 @@
 #define QTRAIN_PIPELINES_PIPELINES_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassOptions.h"
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace mlir {
 class OpPassManager;
@@ -18,12 +30,157 @@ class OpPassManager;
 
 namespace mlir::qtrain {
 
-/// Lowers a materialized training module (tensors, linalg, qtrain
-/// quantizers, scf.index_switch dispatch) to the LLVM dialect for the CPU:
-/// convert-qtrain-to-linalg, qtrain-drop-annotations, one-shot bufferization
-/// with identity layouts, results as out-parameters, deallocation, loops, and
-/// the conversions to LLVM with bare-pointer memrefs (docs/bundle.md, "The step
-/// ABI").
+/// The options of every qtrain pipeline, named like qtrain-compile's flags;
+/// each pipeline reads the options of the passes it runs. The defaults are
+/// qtrain-compile's.
+struct StepPipelineOptions : public PassPipelineOptions<StepPipelineOptions> {
+  // qtrain-frontend.
+  PassOptions::Option<bool> liftParams{
+      *this, "lift-params",
+      llvm::cl::desc("Lift exported weight constants (qtrain-lift-params)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> batch{
+      *this, "batch",
+      llvm::cl::desc("Re-batch the graph to this batch (qtrain-rebatch; 0: "
+                     "keep the graph's)"),
+      llvm::cl::init(0)};
+
+  // qtrain-quantize.
+  PassOptions::Option<std::string> policy{
+      *this, "policy", llvm::cl::desc("cpt, static, ldp or none"),
+      llvm::cl::init("cpt")};
+  PassOptions::Option<std::string> schedule{
+      *this, "schedule",
+      llvm::cl::desc("Default schedule (docs/schedules.md); default "
+                     "cpt:MIN:MAX, ldp:MIN:MAX or static:MAX over bits by "
+                     "policy, fp32 for none"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> bits{
+      *this, "bits",
+      llvm::cl::desc("Forward precisions: MIN:MAX or a list B,B,..."),
+      llvm::cl::init("3:8")};
+  PassOptions::Option<std::string> gradBits{
+      *this, "grad-bits",
+      llvm::cl::desc("Backward precisions (the first is the bundle's)"),
+      llvm::cl::init("8")};
+  PassOptions::Option<double> ldpLambda{
+      *this, "ldp-lambda",
+      llvm::cl::desc("policy=ldp: default weight of the cost term"),
+      llvm::cl::init(1.0)};
+  PassOptions::Option<double> ldpInit{
+      *this, "ldp-init",
+      llvm::cl::desc("policy=ldp: initial value of every learnable "
+                     "precision p (0: the minimum bits)"),
+      llvm::cl::init(0.0)};
+  // Float formats (qtrain-assign-precision, PAPERS.md section 4); given a
+  // ratio or a budget, the step is fp32 with low float formats
+  // (policy=none).
+  PassOptions::Option<double> precisionRatio{
+      *this, "precision-ratio",
+      llvm::cl::desc("Store this fraction r in [0, 1] of the step's tensors "
+                     "in low float formats (-1: no float formats)"),
+      llvm::cl::init(-1.0)};
+  PassOptions::Option<std::string> precisionBudget{
+      *this, "precision-budget",
+      llvm::cl::desc("Memory model budget of the assigned tensors (bytes, "
+                     "or with KiB/MiB/GiB)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> precisionOrder{
+      *this, "precision-order",
+      llvm::cl::desc("Group order: largest, smallest, random, scored, "
+                     "profiled"),
+      llvm::cl::init("largest")};
+  PassOptions::Option<uint64_t> precisionSeed{
+      *this, "precision-seed", llvm::cl::desc("Seed of the random order"),
+      llvm::cl::init(0)};
+  PassOptions::ListOption<double> precisionScores{
+      *this, "precision-scores",
+      llvm::cl::desc("Scored order: one score per group")};
+  PassOptions::Option<std::string> precisionProfile{
+      *this, "precision-profile",
+      llvm::cl::desc("Profiled order: qtrain-run's --overflow-profile"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> precisionReport{
+      *this, "precision-report",
+      llvm::cl::desc("Write the precision assignment as JSON here"),
+      llvm::cl::init("")};
+  PassOptions::Option<bool> precisionPromotion{
+      *this, "precision-promotion",
+      llvm::cl::desc("Compile the high-format variant of every low P/Y "
+                     "rounding (qtrain-insert-rounding promotion=)"),
+      llvm::cl::init(true)};
+
+  // qtrain-training-step.
+  PassOptions::Option<std::string> loss{*this, "loss",
+                                        llvm::cl::desc("cross-entropy or mse"),
+                                        llvm::cl::init("cross-entropy")};
+
+  // qtrain-kernels.
+  PassOptions::Option<bool> fp32{
+      *this, "fp32", llvm::cl::desc("Also compile the fp32 variants"),
+      llvm::cl::init(true)};
+  PassOptions::Option<unsigned> maxVariants{*this, "max-variants",
+                                            llvm::cl::desc("Variant budget"),
+                                            llvm::cl::init(1000)};
+
+  /// Whether the step gets float formats (a ratio or a budget is given).
+  bool hasFloatFormats() const {
+    return precisionRatio >= 0 || !precisionBudget.empty();
+  }
+};
+
+/// The error callback of a pipeline builder (PassRegistryFunction's): it
+/// reports the message and returns failure.
+using PipelineErrorFn = function_ref<LogicalResult(const Twine &)>;
+
+/// The schedule a bundle gets when none is given: cpt:MIN:MAX over `bits`
+/// for policy cpt, ldp:MIN:MAX for ldp, static:MAX for static, fp32 for
+/// none. `bits` is not empty.
+std::string defaultSchedule(StringRef policy, const std::vector<int> &bits);
+
+/// qtrain-frontend: qtrain-lift-params with lift-params, qtrain-rebatch
+/// with a batch.
+LogicalResult buildFrontendPipeline(OpPassManager &pm,
+                                    const StepPipelineOptions &options,
+                                    PipelineErrorFn error);
+
+/// qtrain-quantize: qtrain-assign-precision with float formats,
+/// qtrain-insert-quant, then qtrain-insert-rounding with float formats.
+LogicalResult buildQuantizePipeline(OpPassManager &pm,
+                                    const StepPipelineOptions &options,
+                                    PipelineErrorFn error);
+
+/// qtrain-training-step: qtrain-autodiff, then qtrain-store-saved with
+/// float formats.
+LogicalResult buildTrainingStepPipeline(OpPassManager &pm,
+                                        const StepPipelineOptions &options,
+                                        PipelineErrorFn error);
+
+/// qtrain-kernels: qtrain-form-kernels, qtrain-materialize-variants and
+/// qtrain-integer-kernels; for policy none, qtrain-add-empty-slots.
+LogicalResult buildKernelsPipeline(OpPassManager &pm,
+                                   const StepPipelineOptions &options,
+                                   PipelineErrorFn error);
+
+/// qtrain-step: the four pipelines above, from a forward graph to the
+/// materialized training module on tensors.
+LogicalResult buildStepPipeline(OpPassManager &pm,
+                                const StepPipelineOptions &options,
+                                PipelineErrorFn error);
+
+/// qtrain-compile: qtrain-step, qtrain-lower-cpu and
+/// qtrain-packed-entry-points; what qtrain-compile runs before it adds the
+/// ABI digest and emits object code.
+LogicalResult buildCompilePipeline(OpPassManager &pm,
+                                   const StepPipelineOptions &options,
+                                   PipelineErrorFn error);
+
+/// qtrain-lower-cpu: lowers a materialized training module (tensors,
+/// linalg, qtrain quantizers, scf.index_switch dispatch) to the LLVM dialect
+/// for the CPU: convert-qtrain-to-linalg, qtrain-drop-annotations, one-shot
+/// bufferization with identity layouts, results as out-parameters,
+/// deallocation, loops, and the conversions to LLVM with bare-pointer
+/// memrefs (docs/bundle.md, "The step ABI").
 void buildCPULoweringPipeline(OpPassManager &pm);
 
 /// The first part of buildCPULoweringPipeline: the step as buffers, each
@@ -42,7 +199,7 @@ void buildCPUBufferPipeline(OpPassManager &pm);
 /// on a buffer whose size is not static and when there is no @train_step.
 FailureOr<int64_t> stepBufferPeak(ModuleOp module);
 
-/// Registers `qtrain-lower-cpu` (the pipeline above) with the pass registry.
+/// Registers the pipelines above with the pass registry.
 void registerPipelines();
 
 } // namespace mlir::qtrain

@@ -11,7 +11,7 @@
 /// integer kernels bit for bit, f32/bf16 within their stated bounds; the
 /// integer kernels at their overflow-free accumulation length with extreme
 /// codes. lit runs this binary twice: as it is (AVX-512 here) and with
-/// QTRAIN_UKERNELS=portable (test/Kernels/ukernels-portable.test).
+/// QTRAIN_UKERNELS=portable (test/Microkernels/portable.test).
 ///
 //===----------------------------------------------------------------------===//
 
