@@ -56,15 +56,19 @@ int qtrain::run::train(const Session &session) {
   auto rateStart = runStart;
   int64_t rateSteps = 0;
   double rate = 0;
-  // The end of a session: logs on disk, a checkpoint, the plots.
-  auto finish = [&]() {
-    progress.clear();
+  // The logs on disk, then a checkpoint that they are complete up to.
+  auto checkpoint = [&]() {
     logs.flush();
     if (rt::Status s = rt::saveCheckpoint(
             checkpointPath, rt::captureCheckpoint(trainer, session.config,
                                                   epochLoss, epochSteps));
         s.failed())
       die(s.message());
+  };
+  // The end of a session: logs on disk, a checkpoint, the plots.
+  auto finish = [&]() {
+    progress.clear();
+    checkpoint();
     writePlots(outDir, logs.getHistory());
     if (trainer.isLearned())
       writeLdpPlots(
@@ -185,14 +189,8 @@ int qtrain::run::train(const Session &session) {
     // After the epoch's evaluation, so that a checkpoint at an epoch's end
     // has that epoch's row in the logs.
     if (o.checkpointEvery > 0 && (step + 1) % o.checkpointEvery == 0 &&
-        step + 1 < total) {
-      logs.flush();
-      if (rt::Status s = rt::saveCheckpoint(
-              checkpointPath, rt::captureCheckpoint(trainer, session.config,
-                                                    epochLoss, epochSteps));
-          s.failed())
-        die(s.message());
-    }
+        step + 1 < total)
+      checkpoint();
     if (o.stopAt > 0 && step + 1 == o.stopAt && step + 1 < total) {
       finish();
       std::printf(

@@ -157,9 +157,6 @@ int main(int argc, char **argv) {
   if (!logsWarning.empty())
     std::fprintf(stderr, "qtrain-run: warning: %s\n", logsWarning.c_str());
 
-  if (!logsWarning.empty())
-    std::fprintf(stderr, "qtrain-run: warning: %s\n", logsWarning.c_str());
-
   int64_t values = 0;
   for (const rt::ParameterSpec &p : m.parameters)
     values += p.numel;
