@@ -1,5 +1,4 @@
-//===- Fatal.h - qtrain-run's errors and the outputs they remove -*- C++
-//-*-===//
+//===- Fatal.h - qtrain-run errors and the outputs they remove --*- C++ -*-===//
 //
 // Part of the qtrain project.
 //

@@ -22,6 +22,7 @@
 
 namespace qtrain::run {
 
+/// The flags of a run as given; the defaults are those --help names.
 struct Options {
   std::string bundle;
   std::string data = "fashion-mnist";
