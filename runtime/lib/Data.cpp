@@ -169,6 +169,16 @@ void qtrain::rt::normalizeBatch(const Dataset &data, const int64_t *indices,
   }
 }
 
+void qtrain::rt::fillBatch(const Dataset &data,
+                           const std::vector<int64_t> &order, int64_t pos,
+                           int64_t batch, float mean, float std, float *x,
+                           int64_t *labels) {
+  const int64_t *indices = &order[size_t(pos * batch)];
+  normalizeBatch(data, indices, size_t(batch), mean, std, x);
+  for (int64_t i = 0; i < batch; ++i)
+    labels[i] = data.labels[size_t(indices[i])];
+}
+
 std::vector<int64_t> qtrain::rt::shuffleOrder(uint64_t seed, int64_t epoch,
                                               int64_t count) {
   std::vector<int64_t> order(static_cast<size_t>(count));

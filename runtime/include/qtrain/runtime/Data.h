@@ -71,6 +71,13 @@ Status loadDataset(const std::string &dir, const std::string &split,
 void normalizeBatch(const Dataset &data, const int64_t *indices, size_t count,
                     float mean, float std, float *out);
 
+/// Training batch `pos` of an epoch that visits the samples in `order`:
+/// samples order[pos * batch, (pos + 1) * batch) normalized into `x` (as
+/// normalizeBatch()) and their labels into `labels`.
+void fillBatch(const Dataset &data, const std::vector<int64_t> &order,
+               int64_t pos, int64_t batch, float mean, float std, float *x,
+               int64_t *labels);
+
 /// The visiting order of epoch `epoch` of a run seeded with `seed`.
 std::vector<int64_t> shuffleOrder(uint64_t seed, int64_t epoch, int64_t count);
 

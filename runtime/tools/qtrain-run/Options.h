@@ -1,0 +1,64 @@
+//===- Options.h - qtrain-run's command line --------------------*- C++ -*-===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// qtrain-run's flags (docs/run.md): their values, --help, and the checks
+/// a flag's value gets before the bundle is opened. A bad command line
+/// exits with code 2.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef QTRAIN_RUN_OPTIONS_H
+#define QTRAIN_RUN_OPTIONS_H
+
+#include "qtrain/runtime/Data.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace qtrain::run {
+
+/// The flags of a run as given; the defaults are those --help names.
+struct Options {
+  std::string bundle;
+  std::string data = "fashion-mnist";
+  std::string dataDir;
+  float mean = qtrain::rt::kFashionMnistMean,
+        std = qtrain::rt::kFashionMnistStd;
+  int64_t trainLimit = 0, testLimit = 0;
+  int64_t epochs = 5, batch = 0;
+  float lr = 0.05f, momentum = 0.9f, weightDecay = 5e-4f;
+  float lossScale = 65536.0f;
+  double promotionThreshold = 0.01;
+  int64_t maxStepMemory = 0;
+  std::string overflowProfile;
+  float ldpLambda = std::numeric_limits<float>::quiet_NaN();
+  double ldpTargetCost = 0, ldpLambdaRate = 1.0;
+  bool evalBitsGiven = false;
+  uint64_t seed = 1;
+  int64_t threads = 1;
+  std::string schedule, gradSchedule;
+  bool printSchedule = false;
+  std::string evalBits = "max";
+  std::string out;
+  int64_t checkpointEvery = 0;
+  std::string resume;
+  bool overwrite = false;
+  int64_t stopAt = 0;
+  std::string progress = "auto";
+  bool rangeTest = false;
+  int64_t rangeSteps = 300, rangeWindow = 50;
+  double rangeThreshold = 0.10;
+};
+
+/// The options of `argv`; prints --help and exits, or exits with code 2 on
+/// an unknown flag or a bad value.
+Options parseOptions(int argc, char **argv);
+
+} // namespace qtrain::run
+
+#endif // QTRAIN_RUN_OPTIONS_H

@@ -1,0 +1,240 @@
+//===- Training.cpp - qtrain-run's training loop --------------------------===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Training.h"
+
+#include "Fatal.h"
+#include "Plots.h"
+#include "Progress.h"
+
+#include "qtrain/runtime/Checkpoint.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+using namespace qtrain::run;
+namespace rt = qtrain::rt;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+int qtrain::run::train(const Session &session) {
+  const Options &o = session.options;
+  const Data &data = session.data;
+  rt::Trainer &trainer = session.trainer;
+  const rt::Manifest &m = trainer.getBundle().getManifest();
+  const rt::Schedule &schedule = session.schedule;
+  Logs &logs = session.logs;
+  const std::string &outDir = session.outDir,
+                    &checkpointPath = session.checkpointPath;
+  int64_t batch = m.batch, stepsPerEpoch = session.stepsPerEpoch,
+          total = session.total, start = session.start.step;
+  int evalBits = session.evalBits;
+  bool learnedEval = session.learnedEval;
+  double epochLoss = session.start.epochLoss;
+  int64_t epochSteps = session.start.epochSteps;
+
+  Progress progress(o.progress, stepsPerEpoch, o.epochs);
+  std::vector<float> x(static_cast<size_t>(m.input.numel));
+  std::vector<int64_t> labels(static_cast<size_t>(batch));
+  std::vector<int64_t> order;
+  StepTimes stepTimes;
+  // --overflow-profile: per promotable tensor, the sum and max of its
+  // overflow ratios over the steps.
+  std::vector<double> overflowSum(trainer.getNumPromotable(), 0.0),
+      overflowMax(trainer.getNumPromotable(), 0.0);
+  int64_t profiledSteps = 0;
+  EvalResult last;
+  auto runStart = Clock::now();
+  auto rateStart = runStart;
+  int64_t rateSteps = 0;
+  double rate = 0;
+  // The logs on disk, then a checkpoint that they are complete up to.
+  auto checkpoint = [&]() {
+    logs.flush();
+    if (rt::Status s = rt::saveCheckpoint(
+            checkpointPath, rt::captureCheckpoint(trainer, session.config,
+                                                  epochLoss, epochSteps));
+        s.failed())
+      die(s.message());
+  };
+  // The end of a session: logs on disk, a checkpoint, the plots.
+  auto finish = [&]() {
+    progress.clear();
+    checkpoint();
+    writePlots(outDir, logs.getHistory());
+    if (trainer.isLearned())
+      writeLdpPlots(
+          outDir, logs.getHistory(), m, schedule.minBits, schedule.maxBits,
+          trainer.getStaticBitOps(schedule.maxBits,
+                                  trainer.getGradBits(trainer.getStep())));
+  };
+  for (int64_t step = start; step < total; ++step) {
+    int64_t epoch = step / stepsPerEpoch, pos = step % stepsPerEpoch;
+    if (order.empty() || pos == 0 || step == start)
+      order = rt::shuffleOrder(o.seed, epoch, data.train.count);
+    rt::fillBatch(data.train, order, pos, batch, o.mean, o.std, x.data(),
+                  labels.data());
+    float loss = 0;
+    float lossScale = trainer.getLossScale();
+    // The lambda this step's loss uses (a target cost moves it after).
+    float lambda = trainer.getLdpLambda();
+    auto t0 = Clock::now();
+    if (rt::Status s = trainer.step(x.data(), labels.data(), loss); s.failed())
+      die("step " + std::to_string(step) + ": " + s.message());
+    if (!o.overflowProfile.empty()) {
+      const std::vector<float> &ratios = trainer.getLastOverflowRatios();
+      for (size_t k = 0; k < ratios.size() && k < overflowSum.size(); ++k) {
+        overflowSum[k] += ratios[k];
+        overflowMax[k] = std::max(overflowMax[k], double(ratios[k]));
+      }
+      ++profiledSteps;
+    }
+    for (const rt::Promotion &p : trainer.getLastPromotions()) {
+      progress.clear();
+      std::printf("step %lld: %s overflowed its low format in %.4g of its "
+                  "elements; promoted to the high format\n",
+                  (long long)step, p.name.c_str(), p.overflowRatio);
+      std::fflush(stdout);
+    }
+    if (trainer.lastStepSkipped()) {
+      progress.clear();
+      std::printf("step %lld: a gradient overflowed at loss scale %g; step "
+                  "skipped, loss scale now %g\n",
+                  (long long)step, lossScale, trainer.getLossScale());
+      std::fflush(stdout);
+    }
+    double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (!std::isfinite(loss)) {
+      progress.clear();
+      logs.flush();
+      die("step " + std::to_string(step) + ": the loss is " +
+          std::to_string(loss) +
+          " (diverged; try a smaller --lr). Logs are "
+          "in " +
+          outDir);
+    }
+    int bits = trainer.getLastBits(), gradBits = trainer.getLastGradBits();
+    std::vector<int> siteBits;
+    if (trainer.isLearned())
+      for (size_t i = 0; i < m.sites.size(); ++i)
+        siteBits.push_back(trainer.getLastSiteBits(i));
+    double meanBits = trainer.getLastMeanBits();
+    auto &times = stepTimes[{
+        siteBits.empty() ? std::vector<int>{bits} : siteBits, gradBits}];
+    ++times.first;
+    times.second += seconds;
+    logs.step(step, epoch, loss, meanBits, gradBits, trainer.getLastBitOps(),
+              trainer.getTotalBitOps(), seconds, lossScale,
+              trainer.lastStepSkipped(), trainer.getLastPromotions(), siteBits,
+              lambda);
+    // A step of this run is logged: its output stays, whatever happens.
+    createdOutputs().armed = false;
+    epochLoss += loss;
+    ++epochSteps;
+    ++rateSteps;
+    double elapsed =
+        std::chrono::duration<double>(Clock::now() - rateStart).count();
+    if (elapsed > 0)
+      rate = double(rateSteps) / elapsed;
+    progress.update(step, loss, forwardBitsName(bits, siteBits, meanBits),
+                    gradBits, rate);
+
+    if ((step + 1) % stepsPerEpoch == 0) {
+      last = evaluate(trainer, data.test, o, evalBits);
+      if (!std::isfinite(last.loss)) {
+        // Nothing of this epoch is saved: the last checkpoint stays the
+        // last good one.
+        progress.clear();
+        logs.flush();
+        die("epoch " + std::to_string(epoch + 1) + ": the test loss is " +
+            nonFiniteName(last.loss) +
+            " (the model's logits on the test set are not finite); the run "
+            "stops without a checkpoint of this epoch. Logs are in " +
+            outDir);
+      }
+      if (learnedEval)
+        last.bits = kLearnedBits;
+      else if (evalBits == rt::kScheduleBits)
+        last.bits = trainer.getBits(trainer.getStep());
+      double wall =
+          std::chrono::duration<double>(Clock::now() - runStart).count();
+      logs.epoch(epoch, step + 1, epochLoss / double(epochSteps), last.loss,
+                 last.accuracy, last.bits, trainer.getTotalBitOps(), wall);
+      progress.clear();
+      std::printf("epoch %lld/%lld: train loss %.4f, test loss %.4f, test "
+                  "accuracy %.2f%% (at %s), %s elapsed\n",
+                  (long long)epoch + 1, (long long)o.epochs,
+                  epochLoss / double(epochSteps), last.loss,
+                  100.0 * last.accuracy, precisionPhrase(last.bits).c_str(),
+                  hms(wall).c_str());
+      std::fflush(stdout);
+      epochLoss = 0;
+      epochSteps = 0;
+      // The rate excludes evaluation.
+      rateStart = Clock::now();
+      rateSteps = 0;
+      // Dynamic loss scaling doubles the scale every epoch (PAPERS.md
+      // section 4), up to 2^64.
+      if (trainer.hasLossScale() && trainer.getLossScale() < 0x1p64f)
+        (void)trainer.setLossScale(2.0f * trainer.getLossScale());
+    }
+    // After the epoch's evaluation, so that a checkpoint at an epoch's end
+    // has that epoch's row in the logs.
+    if (o.checkpointEvery > 0 && (step + 1) % o.checkpointEvery == 0 &&
+        step + 1 < total)
+      checkpoint();
+    if (o.stopAt > 0 && step + 1 == o.stopAt && step + 1 < total) {
+      finish();
+      std::printf(
+          "stopped after step %lld of %lld; continue with --resume=%s\n",
+          (long long)o.stopAt, (long long)total, checkpointPath.c_str());
+      return 0;
+    }
+  }
+  finish();
+
+  double wall = std::chrono::duration<double>(Clock::now() - runStart).count();
+  printSummary(trainer, stepTimes, last.accuracy, last.bits, wall, start,
+               total);
+  if (!o.overflowProfile.empty()) {
+    json tensors = json::array();
+    std::vector<std::string> names = trainer.getPromotableNames();
+    for (size_t k = 0; k < names.size(); ++k)
+      tensors.push_back(
+          {{"name", names[k]},
+           {"mean",
+            profiledSteps ? overflowSum[k] / double(profiledSteps) : 0.0},
+           {"max", overflowMax[k]}});
+    json profile = {{"format", "qtrain-overflow-profile"},
+                    {"version", 1},
+                    {"steps", profiledSteps},
+                    {"promotion_threshold", o.promotionThreshold},
+                    {"tensors", tensors}};
+    std::ofstream out(o.overflowProfile);
+    out << profile.dump(2) << "\n";
+    if (!out)
+      die("cannot write the overflow profile " + o.overflowProfile);
+    std::printf("overflow profile: %s (%lld steps)\n",
+                o.overflowProfile.c_str(), (long long)profiledSteps);
+  }
+  if (trainer.isLearned() && trainer.getStep() > start) {
+    const std::vector<int> &bits = trainer.getLastSiteBits();
+    std::printf("learned bits per layer now:");
+    for (size_t i = 0; i < bits.size(); ++i)
+      std::printf(" %s=%d", m.sites[i].name.c_str(), bits[i]);
+    std::printf("; lambda %g\n", double(trainer.getLdpLambda()));
+  }
+  std::printf("checkpoint: %s\nlogs: %s/{steps,epochs}.{csv,jsonl}; plots: "
+              "%s/{precision,loss,accuracy%s}.svg\n",
+              checkpointPath.c_str(), outDir.c_str(), outDir.c_str(),
+              trainer.isLearned() ? ",bits,cost,lambda" : "");
+  return 0;
+}
