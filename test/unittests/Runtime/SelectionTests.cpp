@@ -62,8 +62,7 @@ TEST(SelectionTest, RowBitOpsSumTheSites) {
   Selection selection(twoSites(), /*perSite=*/false);
   EXPECT_EQ(selection.getRowBitOps(selection.findRow(4, 8)),
             bitOps(10, 4, 8) + bitOps(100, 4, 8));
-  EXPECT_EQ(selection.getRowBitOps(selection.findRow(0, 0)),
-            bitOps(110, 0, 0));
+  EXPECT_EQ(selection.getRowBitOps(selection.findRow(0, 0)), bitOps(110, 0, 0));
 }
 
 TEST(SelectionTest, BitsOutsideTheScheduleRangeHaveNoRow) {
