@@ -29,6 +29,7 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 using namespace qtrain::rt;
@@ -764,52 +765,26 @@ std::string qtrain::rt::printManifest(const Manifest &m) {
                    json::error_handler_t::replace);
 }
 
-bool qtrain::rt::operator==(const TensorSpec &a, const TensorSpec &b) {
-  return a.name == b.name && a.shape == b.shape && a.dtype == b.dtype &&
-         a.numel == b.numel;
-}
-
-bool qtrain::rt::operator==(const InitSpec &a, const InitSpec &b) {
-  return a.kind == b.kind && a.fanIn == b.fanIn && a.path == b.path;
-}
-
-bool qtrain::rt::operator==(const ParameterSpec &a, const ParameterSpec &b) {
-  return static_cast<const TensorSpec &>(a) ==
-             static_cast<const TensorSpec &>(b) &&
-         a.init == b.init;
-}
-
-bool qtrain::rt::operator==(const StateSpec &a, const StateSpec &b) {
-  return static_cast<const TensorSpec &>(a) ==
-             static_cast<const TensorSpec &>(b) &&
-         a.kind == b.kind && a.tensors == b.tensors && a.init == b.init;
-}
-
-bool qtrain::rt::operator==(const VariantSpec &a, const VariantSpec &b) {
-  return a.bits == b.bits && a.gradBits == b.gradBits && a.symbol == b.symbol &&
-         a.kernels == b.kernels;
-}
-
-bool qtrain::rt::operator==(const SiteSpec &a, const SiteSpec &b) {
-  return a.name == b.name && a.op == b.op && a.macs == b.macs &&
-         a.variants == b.variants && a.precision == b.precision &&
-         a.precisionParameter == b.precisionParameter;
-}
-
-bool qtrain::rt::operator==(const CompilerInfo &a, const CompilerInfo &b) {
-  return a.name == b.name && a.version == b.version && a.flags == b.flags;
-}
-
-bool qtrain::rt::operator==(const Manifest &a, const Manifest &b) {
-  return a.format == b.format && a.version == b.version &&
-         a.compiler == b.compiler && a.library == b.library &&
-         a.librarySha256 == b.librarySha256 && a.trainEntry == b.trainEntry &&
-         a.evalEntry == b.evalEntry && a.batch == b.batch &&
-         a.classes == b.classes && a.input == b.input && a.labels == b.labels &&
-         a.parameters == b.parameters && a.state == b.state &&
-         a.controls == b.controls && a.schedule == b.schedule &&
-         a.gradSchedule == b.gradSchedule && a.sites == b.sites;
-}
+// std::tie of the fields, in declaration order.
+#define QTRAIN_FIELDS_EQUAL(Type, ...)                                         \
+  bool qtrain::rt::operator==(const Type &a, const Type &b) {                  \
+    auto fields = [](const Type &x) { return std::tie(__VA_ARGS__); };         \
+    return fields(a) == fields(b);                                             \
+  }
+QTRAIN_FIELDS_EQUAL(TensorSpec, x.name, x.shape, x.dtype, x.numel)
+QTRAIN_FIELDS_EQUAL(InitSpec, x.kind, x.fanIn, x.path)
+QTRAIN_FIELDS_EQUAL(ParameterSpec, static_cast<const TensorSpec &>(x), x.init)
+QTRAIN_FIELDS_EQUAL(StateSpec, static_cast<const TensorSpec &>(x), x.kind,
+                    x.tensors, x.init)
+QTRAIN_FIELDS_EQUAL(VariantSpec, x.bits, x.gradBits, x.symbol, x.kernels)
+QTRAIN_FIELDS_EQUAL(SiteSpec, x.name, x.op, x.macs, x.variants, x.precision,
+                    x.precisionParameter)
+QTRAIN_FIELDS_EQUAL(CompilerInfo, x.name, x.version, x.flags)
+QTRAIN_FIELDS_EQUAL(Manifest, x.format, x.version, x.compiler, x.library,
+                    x.librarySha256, x.trainEntry, x.evalEntry, x.batch,
+                    x.classes, x.input, x.labels, x.parameters, x.state,
+                    x.controls, x.schedule, x.gradSchedule, x.sites)
+#undef QTRAIN_FIELDS_EQUAL
 
 bool qtrain::rt::learnsPrecisions(const Manifest &manifest) {
   return std::any_of(
