@@ -1,4 +1,4 @@
-//===- manifest.cpp - Fuzz the bundle manifest reader and writer ----------===//
+//===- manifest.cpp - Fuzz the bundle manifest reader and writer ---------===//
 //
 // Part of the qtrain project.
 //
