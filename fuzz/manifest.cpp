@@ -1,15 +1,15 @@
-//===- manifest.cpp - Fuzz the bundle manifest reader
-//----------------------===//
+//===- manifest.cpp - Fuzz the bundle manifest reader and writer ---------===//
 //
 // Part of the qtrain project.
 //
 // The input is manifest.json text. parseManifest must either accept it or
 // fail with a message, never crash, hang or leak; an accepted manifest must
-// satisfy what the reader promises the Trainer (docs/bundle.md).
+// satisfy what the reader promises the Trainer (docs/bundle.md), and the
+// writer must give it back: printManifest's text reads to the same Manifest.
 //
 //===----------------------------------------------------------------------===//
 
-#include "qtrain/runtime/Bundle.h"
+#include "qtrain/runtime/Manifest.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -40,5 +40,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (const StateSpec &state : m.state)
     if (!state.init.empty() && int64_t(state.init.size()) != state.numel)
       std::abort();
+  Manifest again;
+  if (parseManifest(printManifest(m), "manifest.json", again).failed() ||
+      !(again == m))
+    std::abort();
   return 0;
 }

@@ -29,62 +29,12 @@ constexpr size_t kBufferAlignment = 64;
 constexpr uint32_t kInitPhiloxStep = 0xFFFFFFFFu;
 constexpr int64_t kMaxStep = std::numeric_limits<int32_t>::max();
 
-Status failWith(ErrorKind *kind, ErrorKind what, std::string message) {
-  if (kind)
-    *kind = what;
-  return Status::error(std::move(message));
-}
-
-Status succeed(ErrorKind *kind) {
-  if (kind)
-    *kind = ErrorKind::None;
-  return Status::success();
-}
-
 std::string bitsName(int bits) {
   return bits == 0 ? "fp32" : std::to_string(bits);
 }
 
 std::string bitsPhrase(int bits) {
   return bits == 0 ? "fp32" : std::to_string(bits) + "-bit";
-}
-
-/// The variants of `site`, sorted: "3/8 4/8 ... fp32/fp32".
-std::string listVariants(const SiteSpec &site) {
-  std::vector<std::pair<int, int>> pairs;
-  for (const VariantSpec &v : site.variants)
-    pairs.emplace_back(v.bits, v.gradBits);
-  std::sort(pairs.begin(), pairs.end(), [](auto a, auto b) {
-    // fp32 (0) last: it is the widest.
-    auto key = [](int bits) { return bits == 0 ? 1000 : bits; };
-    return std::make_pair(key(a.first), key(a.second)) <
-           std::make_pair(key(b.first), key(b.second));
-  });
-  std::string text;
-  for (auto [bits, gradBits] : pairs) {
-    if (!text.empty())
-      text += ' ';
-    text += bitsName(bits) + "/" + bitsName(gradBits);
-  }
-  return text;
-}
-
-/// The index of `site`'s variant with (bits, gradBits), or -1.
-int32_t findVariant(const SiteSpec &site, int bits, int gradBits) {
-  for (size_t j = 0; j < site.variants.size(); ++j)
-    if (site.variants[j].bits == bits && site.variants[j].gradBits == gradBits)
-      return int32_t(j);
-  return -1;
-}
-
-/// The bits a schedule can produce, ascending.
-std::vector<int> reachableBits(const Schedule &schedule) {
-  if (schedule.kind == ScheduleKind::Static)
-    return {schedule.bits};
-  std::vector<int> bits;
-  for (int b = schedule.minBits; b <= schedule.maxBits; ++b)
-    bits.push_back(b);
-  return bits;
 }
 
 /// FNV-1a, 32 bits: the init stream id of a parameter name.
@@ -112,73 +62,6 @@ Status parseOne(std::string_view text, const char *what, bool fromOptions,
 }
 
 } // namespace
-
-Status qtrain::rt::validateSchedule(const Manifest &manifest,
-                                    const Schedule &schedule,
-                                    std::string_view scheduleText,
-                                    const Schedule &gradSchedule,
-                                    std::string_view gradScheduleText,
-                                    ErrorKind *kind) {
-  if (gradSchedule.kind == ScheduleKind::Learned)
-    return failWith(kind, ErrorKind::Unsupported,
-                    "grad schedule '" + std::string(gradScheduleText) +
-                        "': backward precisions are not learned");
-  // LDP: a bundle that learns its precisions computes each layer's bits
-  // inside the step from its parameter p and the compiled bounds, so it is
-  // served by exactly that learned schedule, and only such a bundle is.
-  bool learnedBundle = learnsPrecisions(manifest);
-  bool learned = schedule.kind == ScheduleKind::Learned;
-  if (learned != learnedBundle) {
-    if (learnedBundle)
-      return failWith(kind, ErrorKind::InvalidArgument,
-                      "schedule '" + std::string(scheduleText) +
-                          "': this bundle learns its precisions per layer "
-                          "(LDP) and is served by its schedule '" +
-                          manifest.schedule + "' only");
-    return failWith(kind, ErrorKind::Unsupported,
-                    "schedule '" + std::string(scheduleText) +
-                        "' learns the bits per layer, but this bundle has no "
-                        "learnable precisions (compile it with "
-                        "--policy=ldp)");
-  }
-  if (learned) {
-    Schedule compiled;
-    if (parseSchedule(manifest.schedule, compiled).failed() ||
-        compiled.kind != ScheduleKind::Learned ||
-        compiled.minBits != schedule.minBits ||
-        compiled.maxBits != schedule.maxBits)
-      return failWith(kind, ErrorKind::InvalidArgument,
-                      "schedule '" + std::string(scheduleText) +
-                          "': the bundle's steps map p to bits with '" +
-                          manifest.schedule + "'; use that schedule");
-    for (const SiteSpec &site : manifest.sites)
-      if (site.precisionParameter < 0 && site.macs > 0)
-        return failWith(kind, ErrorKind::InvalidArgument,
-                        "site '" + site.name +
-                            "' has no learnable precision in an LDP bundle");
-  }
-  for (int bits : reachableBits(schedule))
-    for (int gradBits : reachableBits(gradSchedule))
-      for (const SiteSpec &site : manifest.sites)
-        if ((!learned || site.precisionParameter >= 0) &&
-            findVariant(site, bits, gradBits) < 0) {
-          // Name the schedule at fault: the backward one when the site
-          // serves these forward bits with other backward bits.
-          bool forwardServed =
-              std::any_of(site.variants.begin(), site.variants.end(),
-                          [&](const VariantSpec &v) { return v.bits == bits; });
-          std::string who =
-              forwardServed
-                  ? "backward schedule '" + std::string(gradScheduleText) + "'"
-                  : "schedule '" + std::string(scheduleText) + "'";
-          return failWith(kind, ErrorKind::MissingVariant,
-                          who + " needs " + bitsPhrase(bits) + " forward / " +
-                              bitsPhrase(gradBits) + " backward, but site '" +
-                              site.name + "' has no such variant (it has " +
-                              listVariants(site) + ")");
-        }
-  return succeed(kind);
-}
 
 Trainer::~Trainer() {
   for (std::vector<Buffer> &set : buffers)
@@ -294,36 +177,8 @@ Status Trainer::initialize(ErrorKind *kind) {
   numState = m.state.size();
   numSites = m.sites.size();
 
-  // The selection table: one row of slot values per servable step class.
-  classRow.fill(-1);
-  std::vector<int32_t> row(numSites);
-  for (int bits = 0; bits < kNumBitValues; ++bits) {
-    for (int gradBits = 0; gradBits < kNumBitValues; ++gradBits) {
-      double bitOpsSum = 0;
-      bool servable = true;
-      for (size_t i = 0; servable && i < numSites; ++i) {
-        row[i] = findVariant(m.sites[i], bits, gradBits);
-        servable = row[i] >= 0;
-        bitOpsSum += bitOps(double(m.sites[i].macs), bits, gradBits);
-      }
-      if (!servable)
-        continue;
-      classRow[bits * kNumBitValues + gradBits] = int32_t(classBitOps.size());
-      rows.insert(rows.end(), row.begin(), row.end());
-      classBitOps.push_back(bitOpsSum);
-    }
-  }
-  // LDP: each site's own table from (bits, grad_bits) to its variant.
   learned = schedule.kind == ScheduleKind::Learned;
-  if (learned) {
-    siteVariant.assign(numSites * kNumBitValues * kNumBitValues, 0);
-    for (size_t i = 0; i < numSites; ++i)
-      for (int bits = 0; bits < kNumBitValues; ++bits)
-        for (int gradBits = 0; gradBits < kNumBitValues; ++gradBits)
-          siteVariant[(i * kNumBitValues + size_t(bits)) * kNumBitValues +
-                      size_t(gradBits)] =
-              findVariant(m.sites[i], bits, gradBits);
-  }
+  selection = Selection(m.sites, /*perSite=*/learned);
   lastSiteBits.assign(numSites, -1);
   slots.assign(std::max<size_t>(numSites, 1), 0);
   evalSlots.assign(std::max<size_t>(numSites, 1), 0);
@@ -498,18 +353,12 @@ Status Trainer::selectVariants(int64_t step, ErrorKind *kind) {
     return selectLearnedVariants(step, kind);
   int bits = scheduleBits(schedule, step, options.totalSteps);
   int gradBits = scheduleBits(gradSchedule, step, options.totalSteps);
-  int32_t row =
-      bits < 0 || gradBits < 0 ? -1 : classRow[bits * kNumBitValues + gradBits];
+  int32_t row = selection.findRow(bits, gradBits);
   if (row < 0) // validateSchedule() makes this unreachable.
     return failWith(kind, ErrorKind::MissingVariant,
                     "step " + std::to_string(step) + ": no variant row for " +
                         bitsName(bits) + "/" + bitsName(gradBits));
-  // A bundle without sites (float formats) has no rows: rows.data() may be
-  // null, and memcpy from null is undefined even for zero bytes (found by
-  // the sanitizer run of the whole suite).
-  if (numSites > 0)
-    std::memcpy(slots.data(), rows.data() + size_t(row) * numSites,
-                numSites * sizeof(int32_t));
+  selection.copyRow(row, slots.data());
   bitsArg = bits;
   gradBitsArg = gradBits;
   stepArg = int32_t(step);
@@ -531,11 +380,7 @@ Status Trainer::selectLearnedVariants(int64_t step, ErrorKind *kind) {
     }
     float p = buffers[current][size_t(site.precisionParameter)].data[0];
     int bits = ldpBits(p, schedule.minBits, schedule.maxBits);
-    int32_t index =
-        bits < 0 || gradBits < 0
-            ? -1
-            : siteVariant[(i * kNumBitValues + size_t(bits)) * kNumBitValues +
-                          size_t(gradBits)];
+    int32_t index = selection.getSiteVariant(i, bits, gradBits);
     if (index < 0) // validateSchedule() makes this unreachable.
       return failWith(kind, ErrorKind::MissingVariant,
                       "step " + std::to_string(step) + ": site '" + site.name +
@@ -697,7 +542,7 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
     }
     lastMeanBits = macs > 0 ? weighted / macs : sites ? sum / double(sites) : 0;
   }
-  lastBitOps = learned ? selectedBitOps : classBitOps[size_t(selectedRow)];
+  lastBitOps = learned ? selectedBitOps : selection.getRowBitOps(selectedRow);
   totalBitOps += lastBitOps;
   // A target cost steers lambda (dual ascent on cost <= target): it grows
   // while the step's BitOps exceed the target share of static max/grad
@@ -738,11 +583,9 @@ Status Trainer::eval(const float *x, float *logits, int bits, ErrorKind *kind) {
                         std::to_string(bits));
   int gradBits = scheduleBits(gradSchedule, stepIndex, options.totalSteps);
   const Manifest &m = bundle->getManifest();
-  int32_t row = classRow[bits * kNumBitValues + gradBits];
+  int32_t row = selection.findRow(bits, gradBits);
   if (row >= 0) {
-    if (numSites > 0)
-      std::memcpy(evalSlots.data(), rows.data() + size_t(row) * numSites,
-                  numSites * sizeof(int32_t));
+    selection.copyRow(row, evalSlots.data());
   } else {
     for (size_t i = 0; i < numSites; ++i) {
       const SiteSpec &site = m.sites[i];

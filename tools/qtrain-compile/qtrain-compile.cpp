@@ -12,7 +12,7 @@
 #include "qtrain/Pipelines/Pipelines.h"
 #include "qtrain/Search/Assignment.h"
 #include "qtrain/Target/Bundle/Bundle.h"
-#include "qtrain/runtime/Bundle.h"
+#include "qtrain/runtime/Abi.h"
 #include "qtrain/runtime/Cost.h"
 #include "qtrain/runtime/Schedule.h"
 #include "qtrain/runtime/Sha256.h"
@@ -504,10 +504,11 @@ static int compile(int argc, char **argv) {
   if (failed(checkTensorSizes(*module)))
     return 1;
 
-  FailureOr<mlir::qtrain::StepInfo> info =
-      mlir::qtrain::collectStepInfo(*module);
-  if (failed(info))
+  FailureOr<mlir::qtrain::BundleContents> contents =
+      mlir::qtrain::collectBundleContents(*module);
+  if (failed(contents))
     return 1;
+  rt::Manifest &manifest = contents->manifest;
   int64_t numVariants = 0;
   std::map<std::string, int64_t> kernelKinds;
   module->walk([&](func::FuncOp fn) {
@@ -551,16 +552,18 @@ static int compile(int argc, char **argv) {
       policy == "none" ? "fp32" : "static:" + std::to_string(firstGradBits);
   // The ABI digest: the library carries what its manifest must say, as
   // the runtime reads it (rt::abiDescription of the parsed manifest).
+  manifest.library = "model.so";
+  manifest.schedule = rt::printSchedule(parsed);
+  manifest.gradSchedule = gradSchedule;
+  manifest.compiler.flags = commandLine;
   {
-    std::string text = mlir::qtrain::renderManifest(*info, "model.so",
-                                                    rt::printSchedule(parsed),
-                                                    gradSchedule, commandLine);
-    rt::Manifest manifest;
-    if (rt::Status s = rt::parseManifest(text, "manifest.json", manifest);
+    rt::Manifest read;
+    if (rt::Status s = rt::parseManifest(rt::printManifest(manifest),
+                                         "manifest.json", read);
         s.failed())
       return fail("the manifest it would write does not read back: " +
                   s.message());
-    std::string description = rt::abiDescription(manifest);
+    std::string description = rt::abiDescription(read);
     if (failed(mlir::qtrain::addAbiDigest(
             *module, description,
             rt::sha256Hex(description.data(), description.size()))))
@@ -611,12 +614,12 @@ static int compile(int argc, char **argv) {
     return abandon("linking " + std::string(library) + " failed");
   llvm::sys::fs::remove(object);
   // The runtime checks the library against this before loading it.
-  if (rt::Status s = rt::sha256File(std::string(library), info->librarySha256);
+  if (rt::Status s =
+          rt::sha256File(std::string(library), manifest.librarySha256);
       s.failed())
     return abandon(s.message());
-  if (failed(mlir::qtrain::writeManifest(
-          *info, staging, "model.so", rt::printSchedule(parsed), gradSchedule,
-          commandLine, module->getLoc())))
+  if (failed(
+          mlir::qtrain::writeBundleFiles(*contents, staging, module->getLoc())))
     return abandon("");
   // Replace the old bundle: move it aside (onto an empty OUT.old-XXXXXX
   // made for it, which rename replaces), move the new one in, drop the old.
@@ -651,7 +654,7 @@ static int compile(int argc, char **argv) {
           .count();
   llvm::outs() << "qtrain-compile: wrote " << outputDir << " in "
                << llvm::format("%.1f", seconds) << " s\n"
-               << "  sites: " << info->sites.size()
+               << "  sites: " << manifest.sites.size()
                << ", variant functions: " << numVariants
                << ", model.so: " << size / 1024 << " KiB\n"
                << "  kernels:";
@@ -663,12 +666,14 @@ static int compile(int argc, char **argv) {
                << "  schedule: " << rt::printSchedule(parsed)
                << ", backward: " << gradSchedule << "\n"
                << "  BitOps per step (forward/backward bits):";
-  if (info->sites.empty())
+  if (manifest.sites.empty())
     llvm::outs() << " no kernel sites";
-  for (auto [b, g] : info->sites.empty() ? std::vector<std::pair<int, int>>{}
-                                         : info->sites.front().precisions) {
+  for (const rt::VariantSpec &v : manifest.sites.empty()
+                                      ? std::vector<rt::VariantSpec>{}
+                                      : manifest.sites.front().variants) {
+    int b = v.bits, g = v.gradBits;
     double total = 0;
-    for (const mlir::qtrain::SiteInfo &site : info->sites)
+    for (const rt::SiteSpec &site : manifest.sites)
       total += rt::bitOps(double(site.macs), b, g);
     llvm::outs() << "  " << (b ? std::to_string(b) : "fp32") << "/"
                  << (g ? std::to_string(g) : "fp32") << ": "

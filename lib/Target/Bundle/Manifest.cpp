@@ -1,7 +1,8 @@
 //===- Manifest.cpp - The bundle manifest -----------------------*- C++ -*-===//
 //
-// Reads the step's interface from a materialized training module and writes
-// manifest.json (docs/bundle.md).
+// Reads the step's interface from a materialized training module into the
+// manifest schema the runtime reads (qtrain/runtime/Manifest.h) and writes
+// the bundle's manifest.json and parameter files (docs/bundle.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,20 +16,22 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mlir::qtrain;
+namespace rt = ::qtrain::rt;
 
-static TensorInfo tensorInfo(Type type, std::string name) {
-  TensorInfo info;
-  info.name = std::move(name);
+static rt::TensorSpec tensorSpec(Type type, std::string name) {
+  rt::TensorSpec spec;
+  spec.name = std::move(name);
   auto tensor = cast<RankedTensorType>(type);
-  info.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
-  info.dtype = tensor.getElementType().isF32() ? "f32" : "i64";
-  return info;
+  spec.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  spec.dtype =
+      tensor.getElementType().isF32() ? rt::DType::F32 : rt::DType::I64;
+  spec.numel = tensor.getNumElements();
+  return spec;
 }
 
 /// The raw bytes of an initial value (a splat repeated to every element),
@@ -56,7 +59,7 @@ static FailureOr<std::vector<char>> rawData(Attribute init) {
 /// layer (its body yields the value) starts like PyTorch's bias; one that
 /// scales (multiplies) starts at 1 and one that shifts (adds) at 0, as
 /// PyTorch's normalization layers.
-static StringRef vectorInit(Value param) {
+static rt::InitKind vectorInit(Value param) {
   bool scales = false, shifts = false;
   for (OpOperand &use : param.getUses()) {
     auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
@@ -69,13 +72,13 @@ static StringRef vectorInit(Value param) {
     }
   }
   if (scales)
-    return "ones";
+    return rt::InitKind::Ones;
   if (shifts)
-    return "zeros";
-  return "bias_uniform";
+    return rt::InitKind::Zeros;
+  return rt::InitKind::BiasUniform;
 }
 
-FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
+FailureOr<BundleContents> mlir::qtrain::collectBundleContents(ModuleOp module) {
   auto train = module.lookupSymbol<func::FuncOp>("train_step");
   auto eval = module.lookupSymbol<func::FuncOp>("eval_step");
   auto sites = module->getAttrOfType<ArrayAttr>(kSitesAttrName);
@@ -83,7 +86,14 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
     return module.emitError(
         "qtrain-compile: the module needs @train_step, @eval_step and "
         "qtrain.sites (run qtrain-autodiff and qtrain-materialize-variants)");
-  StepInfo info;
+  BundleContents contents;
+  rt::Manifest &info = contents.manifest;
+  info.format = rt::kBundleFormat;
+  info.version = rt::kBundleFormatVersion;
+  info.compiler.name = "qtrain-compile";
+  info.compiler.version = "0.1.0";
+  info.trainEntry = "qtrain_train_step";
+  info.evalEntry = "qtrain_eval_step";
   auto logits = cast<RankedTensorType>(eval.getResultTypes()[0]);
   info.batch = logits.getDimSize(0);
   info.classes = logits.getDimSize(1);
@@ -95,37 +105,41 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
   for (unsigned i = 0, e = train.getNumArguments(); i < e; ++i) {
     Type type = train.getArgumentTypes()[i];
     if (train.getArgAttr(i, kParamAttrName)) {
-      TensorInfo param =
-          tensorInfo(type, "param" + std::to_string(info.parameters.size()));
+      rt::ParameterSpec param;
+      static_cast<rt::TensorSpec &>(param) =
+          tensorSpec(type, "param" + std::to_string(info.parameters.size()));
+      std::vector<char> data;
       if (auto site =
               train.getArgAttrOfType<IntegerAttr>(i, kPrecisionAttrName)) {
         param.name = "ldp_site" + std::to_string(site.getInt());
         precisionOf[site.getInt()] = param.name;
       }
       if (Attribute init = train.getArgAttr(i, kInitAttrName)) {
-        FailureOr<std::vector<char>> data = rawData(init);
-        if (failed(data))
+        FailureOr<std::vector<char>> found = rawData(init);
+        if (failed(found))
           return train.emitError("qtrain-compile: the initial value of "
                                  "parameter #")
                  << i << " is not available (an elided or missing blob)";
-        param.data = std::move(*data);
+        data = std::move(*found);
       }
-      if (!param.data.empty()) {
-        param.init = "file";
+      if (!data.empty()) {
+        param.init.kind = rt::InitKind::File;
+        param.init.path = "params/" + param.name + ".bin";
       } else if (param.shape.size() >= 2) {
-        param.init = "kaiming_uniform";
-        param.fanIn = 1;
+        param.init.kind = rt::InitKind::KaimingUniform;
+        param.init.fanIn = 1;
         for (size_t d = 1; d < param.shape.size(); ++d)
-          param.fanIn *= param.shape[d];
-        lastFanIn = param.fanIn;
+          param.init.fanIn *= param.shape[d];
+        lastFanIn = param.init.fanIn;
       } else {
         // A bias: PyTorch bounds it by the fan-in of its layer's weight,
         // which precedes it. Normalization parameters start at 1 or 0.
         // @eval_step has the parameters first, in the same order.
-        param.init = vectorInit(eval.getArgument(info.parameters.size())).str();
-        param.fanIn = lastFanIn;
+        param.init.kind = vectorInit(eval.getArgument(info.parameters.size()));
+        param.init.fanIn = lastFanIn;
       }
       info.parameters.push_back(std::move(param));
+      contents.paramFiles.push_back(std::move(data));
       continue;
     }
     if (auto control =
@@ -136,8 +150,10 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
       continue;
     }
     if (auto kind = train.getArgAttrOfType<StringAttr>(i, kStateAttrName)) {
-      info.state.push_back(
-          tensorInfo(type, "state" + std::to_string(info.state.size())));
+      rt::StateSpec state;
+      static_cast<rt::TensorSpec &>(state) =
+          tensorSpec(type, "state" + std::to_string(info.state.size()));
+      info.state.push_back(std::move(state));
       info.state.back().kind = kind.getValue().str();
       if (auto names = train.getArgAttrOfType<ArrayAttr>(i, kTensorsAttrName))
         for (auto name : names.getAsValueRange<StringAttr>())
@@ -145,7 +161,7 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
       if (auto init =
               train.getArgAttrOfType<DenseElementsAttr>(i, kInitAttrName))
         for (APFloat v : init.getValues<APFloat>())
-          info.state.back().initValues.push_back(v.convertToFloat());
+          info.state.back().init.push_back(v.convertToFloat());
       continue;
     }
     // The momentum buffers follow the parameters.
@@ -154,8 +170,8 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
     // After the inputs come the labels, then lr, momentum, weight decay.
     unsigned labelsIndex = e - 4;
     if (i == labelsIndex) {
-      info.labels = tensorInfo(type, "labels");
-      if (info.labels.dtype != "i64")
+      info.labels = tensorSpec(type, "labels");
+      if (info.labels.dtype != rt::DType::I64)
         return train.emitError("qtrain-compile: bundles need class labels "
                                "(the cross-entropy loss), got ")
                << type;
@@ -168,7 +184,7 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
              << i << " of @train_step (" << type
              << ") has no place in the bundle format, which takes one data "
                 "input";
-    info.input = tensorInfo(type, "x");
+    info.input = tensorSpec(type, "x");
     sawInput = true;
   }
   if (!sawInput)
@@ -176,15 +192,18 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
 
   for (Attribute entry : sites) {
     auto dict = cast<DictionaryAttr>(entry);
-    SiteInfo site;
+    rt::SiteSpec site;
     site.name = cast<StringAttr>(dict.get("name")).str();
     site.op = cast<StringAttr>(dict.get("op")).str();
     site.macs = cast<IntegerAttr>(dict.get("macs")).getInt();
     for (Attribute variant : cast<ArrayAttr>(dict.get("variants"))) {
       auto bits = cast<DenseI32ArrayAttr>(variant).asArrayRef();
-      site.precisions.push_back({bits[0], bits[1]});
+      rt::VariantSpec &v = site.variants.emplace_back();
+      v.bits = bits[0];
+      v.gradBits = bits[1];
+      v.symbol =
+          "train_step_" + site.name + "_forward_b" + std::to_string(v.bits);
     }
-    site.kernels.resize(site.precisions.size());
     if (auto it = precisionOf.find(int64_t(info.sites.size()));
         it != precisionOf.end())
       site.precision = it->second;
@@ -192,7 +211,7 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
   }
   if (!precisionOf.empty() &&
       (precisionOf.rbegin()->first >= int64_t(info.sites.size()) ||
-       llvm::any_of(info.sites, [](const SiteInfo &s) {
+       llvm::any_of(info.sites, [](const rt::SiteSpec &s) {
          // Layers kept in full precision leave placeholder
          // sites that nothing reads.
          return s.precision.empty() && s.op != "unknown";
@@ -215,150 +234,36 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
     if (!site || !product || !bits || !gradBits || site.getInt() < 0 ||
         site.getInt() >= static_cast<int64_t>(info.sites.size()))
       continue;
-    SiteInfo &s = info.sites[site.getInt()];
+    rt::SiteSpec &s = info.sites[site.getInt()];
     bool forward = product.getValue() == "forward";
-    for (auto [i, p] : llvm::enumerate(s.precisions))
-      if (p.first == bits.getInt() &&
-          (forward || p.second == gradBits.getInt()))
-        s.kernels[i][product.str()] = kernel ? kernel.str() : "f32";
+    for (rt::VariantSpec &v : s.variants)
+      if (v.bits == bits.getInt() &&
+          (forward || v.gradBits == gradBits.getInt()))
+        v.kernels[product.str()] = kernel ? kernel.str() : "f32";
   }
-  return info;
+  return contents;
 }
 
-static llvm::json::Array shapeOf(const TensorInfo &t) {
-  llvm::json::Array shape;
-  for (int64_t d : t.shape)
-    shape.push_back(d);
-  return shape;
-}
-
-static llvm::json::Object tensorJson(const TensorInfo &t) {
-  return llvm::json::Object{
-      {"name", t.name}, {"shape", shapeOf(t)}, {"dtype", t.dtype}};
-}
-
-/// The manifest of docs/bundle.md as JSON; a "file" parameter's values go
-/// to params/NAME.bin.
-static llvm::json::Object manifestObject(const StepInfo &info,
-                                         StringRef library, StringRef schedule,
-                                         StringRef gradSchedule,
-                                         StringRef flags) {
-  llvm::json::Array parameters;
-  for (const TensorInfo &p : info.parameters) {
-    llvm::json::Object entry = tensorJson(p);
-    if (p.init == "file") {
-      entry["init"] = llvm::json::Object{{"kind", "file"},
-                                         {"path", "params/" + p.name + ".bin"}};
-    } else {
-      llvm::json::Object init{{"kind", p.init}};
-      if (p.init == "kaiming_uniform" || p.init == "bias_uniform")
-        init["fan_in"] = p.fanIn;
-      entry["init"] = std::move(init);
-    }
-    parameters.push_back(std::move(entry));
-  }
-  llvm::json::Array state;
-  for (const TensorInfo &s : info.state) {
-    llvm::json::Object entry = tensorJson(s);
-    entry["kind"] = s.kind;
-    if (!s.tensors.empty()) {
-      llvm::json::Array names;
-      for (const std::string &name : s.tensors)
-        names.push_back(name);
-      entry["tensors"] = std::move(names);
-    }
-    if (!s.initValues.empty()) {
-      llvm::json::Array values;
-      for (float v : s.initValues)
-        values.push_back(double(v));
-      entry["init"] = std::move(values);
-    }
-    state.push_back(std::move(entry));
-  }
-  llvm::json::Array controls;
-  for (const std::string &c : info.controls)
-    controls.push_back(c);
-  llvm::json::Array sites;
-  for (const SiteInfo &site : info.sites) {
-    llvm::json::Array variants;
-    for (auto [i, precision] : llvm::enumerate(site.precisions)) {
-      auto [bits, gradBits] = precision;
-      std::string symbol =
-          "train_step_" + site.name + "_forward_b" + std::to_string(bits);
-      llvm::json::Object kernels;
-      for (const auto &[product, kind] : site.kernels[i])
-        kernels[product] = kind;
-      variants.push_back(llvm::json::Object{{"bits", bits},
-                                            {"grad_bits", gradBits},
-                                            {"symbol", symbol},
-                                            {"kernels", std::move(kernels)}});
-    }
-    llvm::json::Object entry{{"name", site.name},
-                             {"op", site.op},
-                             {"macs", site.macs},
-                             {"variants", std::move(variants)}};
-    if (!site.precision.empty())
-      entry["precision"] = site.precision;
-    sites.push_back(std::move(entry));
-  }
-  llvm::json::Object labels{{"shape", shapeOf(info.labels)},
-                            {"dtype", info.labels.dtype}};
-  llvm::json::Object manifest{
-      {"format", "qtrain-bundle"},
-      {"version", 1},
-      {"compiler", llvm::json::Object{{"name", "qtrain-compile"},
-                                      {"version", "0.1.0"},
-                                      {"flags", flags}}},
-      {"library", library},
-
-      {"entry", llvm::json::Object{{"train", "qtrain_train_step"},
-                                   {"eval", "qtrain_eval_step"}}},
-      {"batch", info.batch},
-      {"classes", info.classes},
-      {"input", tensorJson(info.input)},
-      {"labels", std::move(labels)},
-      {"parameters", std::move(parameters)},
-      {"state", std::move(state)},
-      {"controls", std::move(controls)},
-      {"schedule", schedule},
-      {"grad_schedule", gradSchedule},
-      {"sites", std::move(sites)}};
-
-  if (!info.librarySha256.empty())
-    manifest["library_sha256"] = info.librarySha256;
-  return manifest;
-}
-
-std::string mlir::qtrain::renderManifest(const StepInfo &info,
-                                         StringRef library, StringRef schedule,
-                                         StringRef gradSchedule,
-                                         StringRef flags) {
-  return llvm::formatv("{0:2}",
-                       llvm::json::Value(manifestObject(info, library, schedule,
-                                                        gradSchedule, flags)))
-      .str();
-}
-
-LogicalResult mlir::qtrain::writeManifest(const StepInfo &info, StringRef dir,
-                                          StringRef library, StringRef schedule,
-                                          StringRef gradSchedule,
-                                          StringRef flags, Location loc) {
+LogicalResult mlir::qtrain::writeBundleFiles(const BundleContents &contents,
+                                             StringRef dir, Location loc) {
   llvm::SmallString<256> paramsDir(dir);
   llvm::sys::path::append(paramsDir, "params");
   if (std::error_code ec = llvm::sys::fs::create_directories(paramsDir))
     return emitError(loc, "qtrain-compile: cannot create ")
            << paramsDir << ": " << ec.message();
-  for (const TensorInfo &p : info.parameters) {
-    if (p.init != "file")
+  const rt::Manifest &manifest = contents.manifest;
+  for (auto [p, data] :
+       llvm::zip_equal(manifest.parameters, contents.paramFiles)) {
+    if (p.init.kind != rt::InitKind::File)
       continue;
     llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, "params/" + p.name + ".bin");
+    llvm::sys::path::append(path, p.init.path);
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);
     if (ec)
       return emitError(loc, "qtrain-compile: cannot write ")
              << path << ": " << ec.message();
-    os.write(p.data.data(), p.data.size());
+    os.write(data.data(), data.size());
   }
 
   llvm::SmallString<256> path(dir);
@@ -368,6 +273,6 @@ LogicalResult mlir::qtrain::writeManifest(const StepInfo &info, StringRef dir,
   if (ec)
     return emitError(loc, "qtrain-compile: cannot write ")
            << path << ": " << ec.message();
-  os << renderManifest(info, library, schedule, gradSchedule, flags) << "\n";
+  os << rt::printManifest(manifest) << "\n";
   return success();
 }

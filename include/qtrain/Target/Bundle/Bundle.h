@@ -12,59 +12,29 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
-#include <map>
+#include "qtrain/runtime/Manifest.h"
+
 #include <string>
 #include <vector>
 
 namespace mlir::qtrain {
 
-/// A tensor of the step's interface.
-struct TensorInfo {
-  std::string name;
-  std::vector<int64_t> shape;
-  std::string dtype; // "f32" or "i64"
-  /// Parameters: "kaiming_uniform", "bias_uniform" or "file".
-  std::string init;
-  int64_t fanIn = 0;
-  /// The initial value (qtrain.init) of a "file" parameter, raw bytes.
-  std::vector<char> data;
-  /// State tensors: what they are for ("ema", "loss_scale", "promotion" or
-  /// "overflow"), and the names of their elements (qtrain.tensors).
-  std::string kind;
-  std::vector<std::string> tensors;
-  /// State tensors with a qtrain.init (LDP's lambda): the initial values.
-  std::vector<float> initValues;
+/// What a bundle holds besides its library: the manifest, in the schema
+/// the runtime reads (qtrain/runtime/Manifest.h), and the initial values
+/// of its "file" parameters.
+struct BundleContents {
+  ::qtrain::rt::Manifest manifest;
+  /// By parameter index: the raw bytes of a File parameter's values
+  /// (its init.path, params/NAME.bin); empty for the others.
+  std::vector<std::vector<char>> paramFiles;
 };
 
-/// A kernel site and its precisions.
-struct SiteInfo {
-  std::string name, op;
-  int64_t macs = 0;
-  std::vector<std::pair<int, int>> precisions;
-  /// Per precision, the kernel kind ("i8", "i16", "f32", "f64") of each
-  /// product of the training step, by product name.
-  std::vector<std::map<std::string, std::string>> kernels;
-  /// LDP: the name of the parameter whose value gives the site's bits
-  /// (qtrain.precision); empty otherwise.
-  std::string precision;
-};
-
-/// What the manifest says, read from the module after
-/// qtrain-materialize-variants and before lowering.
-struct StepInfo {
-  int64_t batch = 0, classes = 0;
-  TensorInfo input, labels;
-  std::vector<TensorInfo> parameters, state;
-  std::vector<std::string> controls;
-  std::vector<SiteInfo> sites;
-  /// The SHA-256 of the linked library, 64 hex digits (manifest
-  /// "library_sha256"); empty: not written.
-  std::string librarySha256;
-};
-
-/// Reads @train_step, @eval_step and qtrain.sites; errors name what is
-/// missing.
-FailureOr<StepInfo> collectStepInfo(ModuleOp module);
+/// Reads the manifest from a module after qtrain-materialize-variants and
+/// before lowering: @train_step, @eval_step and qtrain.sites give the
+/// interface and the sites; errors name what is missing. The library, the
+/// compiler's flags, the schedules and the library's SHA-256 are left for
+/// the caller to fill.
+FailureOr<BundleContents> collectBundleContents(ModuleOp module);
 
 /// Adds the library's ABI digest to a module lowered to the LLVM dialect:
 /// exported constant NUL-terminated strings `qtrain_abi_description`
@@ -84,17 +54,10 @@ LogicalResult checkTargetCpu(StringRef cpu, std::string &error);
 /// host CPU, or a name such as "x86-64" for a portable bundle).
 LogicalResult emitObjectFile(ModuleOp module, StringRef cpu, StringRef path);
 
-/// The text of manifest.json (what writeManifest writes).
-std::string renderManifest(const StepInfo &info, StringRef library,
-                           StringRef schedule, StringRef gradSchedule,
-                           StringRef flags);
-
-/// Writes manifest.json and params/*.bin into `dir`. `library` is the
-/// shared object's file name, `flags` the compiler's command line.
-LogicalResult writeManifest(const StepInfo &info, StringRef dir,
-                            StringRef library, StringRef schedule,
-                            StringRef gradSchedule, StringRef flags,
-                            Location loc);
+/// Writes manifest.json (qtrain::rt::printManifest) and params/*.bin into
+/// `dir`.
+LogicalResult writeBundleFiles(const BundleContents &contents, StringRef dir,
+                               Location loc);
 
 } // namespace mlir::qtrain
 

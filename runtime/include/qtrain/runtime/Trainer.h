@@ -10,14 +10,10 @@
 /// every step, selects each site's kernel variant and calls the library.
 /// It is the C++ API; qtrain.h is a flat C API over it.
 ///
-/// Selection. Under a CPT-style schedule every site runs at the same
-/// (bits, grad_bits) in a step, so create() precomputes, for every step
-/// class (bits, grad_bits) in [0, 16]^2 that every site has a variant for,
-/// the row of slot values of all sites, and a 17 x 17 table from the class
-/// to its row. A step then costs two scheduleBits() calls, one table load
-/// and an O(sites) copy of the row into the slot array; no search, no
-/// recompilation. The schedules are checked before the first step
-/// (validateSchedule()): every class they can produce must have a row.
+/// Selection (Selection.h): create() builds the selection tables once;
+/// a step then costs two scheduleBits() calls, one table load and an
+/// O(sites) copy of the row into the slot array. The schedules are checked
+/// before the first step (validateSchedule()).
 ///
 /// Buffers. Parameters, momentum and state are double-buffered: step()
 /// passes the current set as inputs and the other set as outputs (the ABI
@@ -48,6 +44,7 @@
 
 #include "qtrain/runtime/Bundle.h"
 #include "qtrain/runtime/Schedule.h"
+#include "qtrain/runtime/Selection.h"
 #include "qtrain/runtime/Status.h"
 
 #include <array>
@@ -114,22 +111,6 @@ struct Promotion {
 
 /// eval()'s `bits` for "the schedule's bits at the current step".
 constexpr int kScheduleBits = -1;
-
-/// Checks, before any step, that the bundle has a variant for every
-/// (bits, grad_bits) the schedules can produce: Static gives its bits;
-/// Cyclic every integer in [min, max]; both schedules combine (all pairs).
-/// Learned (LDP) schedules: every bits in [min, max] at every site with a
-/// learnable precision; only for bundles compiled with that schedule (and
-/// such bundles only with it). On a missing variant
-/// (MissingVariant) the message reads
-///   schedule 'cpt:3:8' needs 3-bit forward / 8-bit backward, but site
-///   'site1' has no such variant (it has 4/8 5/8 6/8 7/8 8/8)
-/// with `scheduleText` quoted as given.
-Status validateSchedule(const Manifest &manifest, const Schedule &schedule,
-                        std::string_view scheduleText,
-                        const Schedule &gradSchedule,
-                        std::string_view gradScheduleText,
-                        ErrorKind *kind = nullptr);
 
 /// A training run of one bundle. Create with create(); not copyable or
 /// movable (the packed argument arrays point into it).
@@ -308,8 +289,6 @@ private:
     float *data = nullptr;
     size_t count = 0;
   };
-  static constexpr int kNumBitValues = kMaxScheduleBits + 1;
-
   std::shared_ptr<const Bundle> bundle;
   TrainerOptions options;
   Schedule schedule;
@@ -323,13 +302,7 @@ private:
   /// Which of the two buffer sets is current.
   int current = 0;
 
-  /// classRow[bits * 17 + gradBits]: row of `rows` for that step class,
-  /// or -1 when some site has no variant for it.
-  std::array<int32_t, kNumBitValues * kNumBitValues> classRow{};
-  /// numSites slot values per servable class.
-  std::vector<int32_t> rows;
-  /// BitOps of a step of each servable class.
-  std::vector<double> classBitOps;
+  Selection selection;
   /// The slot arrays of train and eval steps (at least one element, so
   /// that the pointers are never null).
   std::vector<int32_t> slots;
@@ -362,9 +335,8 @@ private:
   std::vector<Promotion> lastPromotions;
   std::vector<float> lastOverflowRatios;
   int64_t lastPeakBytes = -1, maxPeakBytes = -1;
-  /// LDP: per site, (bits * 17 + gradBits) -> variant index or -1.
+  /// LDP: each site runs at its own bits (Selection::getSiteVariant).
   bool learned = false;
-  std::vector<int32_t> siteVariant;
   std::vector<int> lastSiteBits;
   /// LDP: each site's bits in the last step taken.
   std::vector<int> stepSiteBits;

@@ -1,5 +1,4 @@
-//===- Sha256.cpp - SHA-256 of a byte stream
-//-------------------------------===//
+//===- Sha256.cpp - SHA-256 of a byte stream -----------------------------===//
 //
 // Part of the qtrain project.
 //

@@ -1,0 +1,197 @@
+//===- Manifest.h - The bundle manifest schema ------------------*- C++ -*-===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// manifest.json (docs/bundle.md) as plain C++ data, with its one reader
+/// and its one writer side by side: the compiler fills a Manifest and
+/// writes it with printManifest(), the runtime reads it back with
+/// parseManifest(). Neither needs LLVM, so the schema lives once.
+///
+/// parseManifest() checks everything that needs no other file:
+///
+///   * the text parses and has every required field with its type
+///     (unknown fields are ignored, so version-1 manifests may grow);
+///   * `format` is "qtrain-bundle" and `version` is kBundleFormatVersion;
+///   * shapes are static and positive; input.shape[0] == labels.shape[0] ==
+///     batch; there is at least one parameter; parameter, state and site
+///     names are unique; a variant's (bits, grad_bits) is unique within
+///     its site; `controls` is exactly the ABI's [bits, grad_bits, seed,
+///     step];
+///   * the schedules parse (Schedule.h's grammar);
+///   * every path is relative and stays in the bundle (no `..`).
+///
+/// Every error names the file and the JSON path of the offending field:
+///   .../manifest.json: parameters[2].shape[1]: expected a positive integer
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef QTRAIN_RUNTIME_MANIFEST_H
+#define QTRAIN_RUNTIME_MANIFEST_H
+
+#include "qtrain/runtime/ErrorKind.h"
+#include "qtrain/runtime/Status.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qtrain::rt {
+
+/// The manifest's `format`.
+constexpr const char *kBundleFormat = "qtrain-bundle";
+/// The bundle format version this code writes and reads.
+constexpr int kBundleFormatVersion = 1;
+
+/// Element types of bundle tensors.
+enum class DType { F32, I64 };
+
+/// A named tensor of static shape. Rank 0 is a scalar (numel 1).
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::F32;
+  /// Product of the shape.
+  int64_t numel = 1;
+};
+
+enum class InitKind {
+  /// U(-b, b) with b = 1 / sqrt(fan_in): PyTorch's default for conv/linear
+  /// weights (kaiming_uniform with a = sqrt(5)).
+  KaimingUniform,
+  /// U(-b, b) with b = 1 / sqrt(fan_in): PyTorch's default bias.
+  BiasUniform,
+  Zeros,
+  /// All 1.0: PyTorch's default for normalization scales.
+  Ones,
+  /// Raw little-endian f32 values from a file in the bundle.
+  File,
+};
+
+struct InitSpec {
+  InitKind kind = InitKind::Zeros;
+  /// KaimingUniform and BiasUniform.
+  int64_t fanIn = 0;
+  /// File: relative to the bundle directory.
+  std::string path;
+};
+
+struct ParameterSpec : TensorSpec {
+  InitSpec init;
+};
+
+struct StateSpec : TensorSpec {
+  /// What the state is for: "ema", "loss_scale", "promotion", "overflow"
+  /// (docs/bundle.md); other kinds are carried along.
+  std::string kind;
+  /// The names of its elements, when each stands for a tensor of the step
+  /// (the manifest's optional "tensors"); empty otherwise.
+  std::vector<std::string> tensors;
+  /// The initial values (the manifest's optional "init", numel finite
+  /// numbers, e.g. LDP's default lambda); empty: zeros.
+  std::vector<float> init;
+};
+
+/// One precompiled kernel variant of a site.
+struct VariantSpec {
+  /// Forward bits; 0 is fp32.
+  int bits = 0;
+  /// Backward (error) bits; 0 is fp32.
+  int gradBits = 0;
+  /// The function the library exports for this variant.
+  std::string symbol;
+  /// The kernel kind of each product of the training step at this
+  /// precision ("forward", "input_grad", "weight_grad" -> "i8", "i16",
+  /// "f32" or "f64"); empty when the manifest does not say.
+  std::map<std::string, std::string> kernels;
+};
+
+/// A quantized GEMM/conv of the compiled step and the variants it has.
+struct SiteSpec {
+  std::string name;
+  std::string op;
+  /// Multiply-accumulates of the forward product per step.
+  int64_t macs = 0;
+  /// Index j is the value the runtime writes to this site's slot.
+  std::vector<VariantSpec> variants;
+  /// LDP (the manifest's optional "precision"): the name of the scalar
+  /// parameter p whose value gives the site's bits (ldpBits); empty
+  /// otherwise. The reader also sets its index; the writer needs only the
+  /// name.
+  std::string precision;
+  int64_t precisionParameter = -1;
+};
+
+struct CompilerInfo {
+  std::string name;
+  std::string version;
+  std::string flags;
+};
+
+/// manifest.json as plain data (docs/bundle.md).
+struct Manifest {
+  std::string format;
+  int version = 0;
+  CompilerInfo compiler;
+  /// Relative to the bundle directory.
+  std::string library;
+  /// The SHA-256 of the library (64 lowercase hex digits), checked before
+  /// it is loaded; empty when the manifest has none (hand-made bundles).
+  std::string librarySha256;
+  std::string trainEntry;
+  std::string evalEntry;
+  int64_t batch = 0;
+  int64_t classes = 0;
+  /// dtype F32, shape[0] == batch.
+  TensorSpec input;
+  /// dtype I64, shape[0] == batch; named "labels".
+  TensorSpec labels;
+  std::vector<ParameterSpec> parameters;
+  std::vector<StateSpec> state;
+  std::vector<std::string> controls;
+  /// The default schedules (Schedule.h strings); both parse.
+  std::string schedule;
+  std::string gradSchedule;
+  std::vector<SiteSpec> sites;
+};
+
+/// Field by field: what parseManifest(printManifest(m)) gives back.
+bool operator==(const TensorSpec &a, const TensorSpec &b);
+bool operator==(const InitSpec &a, const InitSpec &b);
+bool operator==(const ParameterSpec &a, const ParameterSpec &b);
+bool operator==(const StateSpec &a, const StateSpec &b);
+bool operator==(const VariantSpec &a, const VariantSpec &b);
+bool operator==(const SiteSpec &a, const SiteSpec &b);
+bool operator==(const CompilerInfo &a, const CompilerInfo &b);
+bool operator==(const Manifest &a, const Manifest &b);
+
+/// Parses and validates manifest text (see the file comment). `fileName`
+/// prefixes every message. On failure `out` is unspecified.
+Status parseManifest(std::string_view text, const std::string &fileName,
+                     Manifest &out, ErrorKind *kind = nullptr);
+
+/// The text of manifest.json for `manifest`: a JSON object with its keys
+/// sorted, indented by two spaces, without a final newline. Optional
+/// fields are left out when empty ("library_sha256", a state's "tensors"
+/// and "init", a site's "precision"); a variant's "kernels" is always
+/// written. parseManifest() reads it back to an equal Manifest when
+/// `manifest` is valid.
+std::string printManifest(const Manifest &manifest);
+
+/// Whether the bundle learns its precisions per site (LDP): some site names
+/// a precision parameter.
+bool learnsPrecisions(const Manifest &manifest);
+
+/// "f32" or "i64".
+std::string_view toString(DType dtype);
+/// The manifest's spelling: "kaiming_uniform", "bias_uniform", "zeros",
+/// "ones", "file".
+std::string_view toString(InitKind kind);
+
+} // namespace qtrain::rt
+
+#endif // QTRAIN_RUNTIME_MANIFEST_H
