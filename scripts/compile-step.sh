@@ -22,5 +22,5 @@ trap 'rm -rf "$tmp"' EXIT
   "$tmp/llvm.mlir" -o "$tmp/step.ll"
 # The step calls the microkernels and allocates through their library.
 clang-22 -O2 -shared -fPIC -w "$tmp/step.ll" -Wl,--whole-archive \
-  "$build_dir/lib/libQTrainUKernels.a" -Wl,--no-whole-archive \
+  "$build_dir/lib/libQTrainMicrokernels.a" -Wl,--no-whole-archive \
   -lstdc++ -lpthread -lm -o "$2"

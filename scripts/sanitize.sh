@@ -26,11 +26,11 @@ case "$what" in
     [[ -f "$dir/build.ninja" ]] || cmake -S "$root/runtime" -B "$dir" -G Ninja \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQTRAIN_SANITIZE=ON \
       -DQTRAIN_RUNTIME_BUILD_TESTS=ON "${compilers[@]}" "${launcher[@]}" > /dev/null
-    cmake --build "$dir" -j "$(nproc)" --target QTrainRuntimeTests QTrainUkernelsTests > "$dir/build.log" 2>&1 || {
+    cmake --build "$dir" -j "$(nproc)" --target QTrainRuntimeTests QTrainMicrokernelsTests > "$dir/build.log" 2>&1 || {
       tail -50 "$dir/build.log"; exit 1; }
     "$dir/test/unittests/Runtime/QTrainRuntimeTests" --gtest_brief=1
-    # The microkernels, from an instrumented copy (QTrainUKernelsChecked).
-    "$dir/test/unittests/Kernels/QTrainUkernelsTests" --gtest_brief=1
+    # The microkernels, from an instrumented copy (QTrainMicrokernelsChecked).
+    "$dir/test/unittests/Kernels/QTrainMicrokernelsTests" --gtest_brief=1
     ;;
   all)
     # Debian's MLIR libraries are not instrumented, but the LLVM headers our

@@ -25,10 +25,10 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixe
 
 # Compiles a step lowered by qtrain-lower-cpu (bare-pointer memrefs,
 # results as out-parameters) to a shared object, with the microkernels its
-# GEMMs call (runtime/include/qtrain/ukernels.h), as qtrain-compile links it.
+# GEMMs call (runtime/include/qtrain/microkernels.h), as qtrain-compile links it.
 config.substitutions.append(
     ("%cc_step", "clang-22 -O1 -shared -fPIC -w -Wl,--whole-archive " +
-     os.path.join(config.qtrain_obj_root, "lib", "libQTrainUKernels.a") +
+     os.path.join(config.qtrain_obj_root, "lib", "libQTrainMicrokernels.a") +
      " -Wl,--no-whole-archive -lstdc++ -lpthread -lm"))
 config.substitutions.append(
     ("%gradcheck", sys.executable + " " +

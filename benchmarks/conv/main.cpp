@@ -10,7 +10,7 @@
 /// stride-1 layers, which are convolutions of the padded error), at batch
 /// 128, times in one process on the same data:
 ///
-///   qtrain f32 / s8 implicit   qtrain_uk_conv2d_nchw_{f32,s8s8s32}: the
+///   qtrain f32 / s8 implicit   qtrain_mk_conv2d_nchw_{f32,s8s8s32}: the
 ///                              patches packed straight from the NCHW input
 ///   qtrain f32 / s8 im2col     the explicit form qtrain ran before: a
 ///                              K-major patch buffer, then the GEMM kernel
@@ -26,7 +26,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "qtrain/ukernels.h"
+#include "qtrain/microkernels.h"
 
 #include "../common/Timing.h"
 
@@ -179,7 +179,7 @@ void run(const Layer &layer, int threads, double ghz) {
   const int64_t N = s.N, C = s.C, H = s.H, F = s.F, K = s.K, OH = s.OH;
 
   auto implicitF32 = [&]() {
-    qtrain_uk_conv2d_nchw_f32(N, C, H, H, F, K, K, OH, OH, 1, 1, 1, 1, x.data(),
+    qtrain_mk_conv2d_nchw_f32(N, C, H, H, F, K, K, OH, OH, 1, 1, 1, 1, x.data(),
                               0, C * H * H, H * H, H, 1, w.data(), 0, C * K * K,
                               K * K, K, 1, y.data(), 0, F * OH * OH, OH * OH,
                               OH, 1);
@@ -199,7 +199,7 @@ void run(const Layer &layer, int threads, double ghz) {
   ms = medianMs([&]() {
     im2col(s, x, patches);
     std::fill(gemmOut.begin(), gemmOut.end(), 0.0f);
-    qtrain_uk_gemm_f32(F, s.rows(), s.depth(), w.data(), 0, s.depth(), 1,
+    qtrain_mk_gemm_f32(F, s.rows(), s.depth(), w.data(), 0, s.depth(), 1,
                        patches.data(), 0, s.rows(), 1, gemmOut.data(), 0,
                        s.rows(), 1);
   });
@@ -219,7 +219,7 @@ void run(const Layer &layer, int threads, double ghz) {
 
   ms = medianMs([&]() {
     std::fill(acc.begin(), acc.end(), 0);
-    qtrain_uk_conv2d_nchw_s8s8s32(N, C, H, H, F, K, K, OH, OH, 1, 1, 1, 1,
+    qtrain_mk_conv2d_nchw_s8s8s32(N, C, H, H, F, K, K, OH, OH, 1, 1, 1, 1,
                                   xc.data(), 0, C * H * H, H * H, H, 1,
                                   wc.data(), 0, C * K * K, K * K, K, 1,
                                   acc.data(), 0, F * OH * OH, OH * OH, OH, 1);
@@ -231,7 +231,7 @@ void run(const Layer &layer, int threads, double ghz) {
   ms = medianMs([&]() {
     im2col(s, xc, codePatches);
     std::fill(accGemm.begin(), accGemm.end(), 0);
-    qtrain_uk_gemm_s8s8s32(F, s.rows(), s.depth(), wc.data(), 0, s.depth(), 1,
+    qtrain_mk_gemm_s8s8s32(F, s.rows(), s.depth(), wc.data(), 0, s.depth(), 1,
                            codePatches.data(), 0, s.rows(), 1, accGemm.data(),
                            0, s.rows(), 1);
   });
@@ -260,7 +260,7 @@ void run(const Layer &layer, int threads, double ghz) {
               "thread(s), clock %.2f GHz, kernels: %s\n",
               layer.name, (long long)N, (long long)C, (long long)H,
               (long long)F, (long long)K, (long long)OH, threads, ghz,
-              qtrain_uk_isa());
+              qtrain_mk_isa());
   std::printf("%-22s %9s %9s %11s %8s %10s\n", "kernel", "ms", "GOP/s",
               "vs f32 impl", "% peak", "error");
   double base = rows[0].ms;
@@ -289,7 +289,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: qtrain-bench-conv [threads]\n");
     return 2;
   }
-  qtrain_uk_set_num_threads(threads);
+  qtrain_mk_set_num_threads(threads);
   double ghz = clockGHz();
   // Forward convolutions and stride-1 input gradients (the padded error
   // convolved with the flipped filter: C and F swap, H = OH + 2 (K - 1)).

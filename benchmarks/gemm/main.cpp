@@ -33,7 +33,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "qtrain/ukernels.h"
+#include "qtrain/microkernels.h"
 
 #include "../common/Timing.h"
 
@@ -128,7 +128,7 @@ int main(int argc, char **argv) {
   // VARIANTS.so: set its thread count there.
   openblas_set_num_threads(threads);
   if (auto setThreads = reinterpret_cast<void (*)(int32_t)>(
-          dlsym(lib, "qtrain_uk_set_num_threads")))
+          dlsym(lib, "qtrain_mk_set_num_threads")))
     setThreads(threads);
 
   std::mt19937 gen(1);
@@ -192,17 +192,17 @@ int main(int argc, char **argv) {
   // The microkernels on their own (runtime/kernels/cpu): f32 and bf16 on
   // x and W, the integer ones on given codes of x and W (no quantization),
   // checked bit for bit against int64 sums at sampled outputs.
-  qtrain_uk_set_num_threads(threads);
-  auto ukF32 = [&](decltype(&qtrain_uk_gemm_f32) fn) {
+  qtrain_mk_set_num_threads(threads);
+  auto ukF32 = [&](decltype(&qtrain_mk_gemm_f32) fn) {
     return medianMs([&]() {
       std::fill(y.begin(), y.end(), 0.0f);
       fn(M, N, K, x.data(), 0, K, 1, w.data(), 0, 1, K, y.data(), 0, N, 1);
     });
   };
   rows.push_back(
-      {"uk f32", ukF32(qtrain_uk_gemm_f32), 64, relError(y, ref), 1e-5});
+      {"uk f32", ukF32(qtrain_mk_gemm_f32), 64, relError(y, ref), 1e-5});
   rows.push_back(
-      {"uk bf16", ukF32(qtrain_uk_gemm_bf16), 128, relError(y, ref), 2e-2});
+      {"uk bf16", ukF32(qtrain_mk_gemm_bf16), 128, relError(y, ref), 2e-2});
   for (int bits : {8, 4, 2, 1}) {
     std::vector<int8_t> xc = randomCodes(x.size(), bits, gen);
     std::vector<int8_t> wc = randomCodes(w.size(), bits, gen);
@@ -211,10 +211,10 @@ int main(int argc, char **argv) {
     double ms = medianMs([&]() {
       std::fill(acc.begin(), acc.end(), 0);
       if (serial)
-        qtrain_uk_gemm_bitserial(M, N, K, xc.data(), 0, K, 1, wc.data(), 0, 1,
+        qtrain_mk_gemm_bitserial(M, N, K, xc.data(), 0, K, 1, wc.data(), 0, 1,
                                  K, acc.data(), 0, N, 1, bits, bits);
       else
-        qtrain_uk_gemm_s8s8s32(M, N, K, xc.data(), 0, K, 1, wc.data(), 0, 1, K,
+        qtrain_mk_gemm_s8s8s32(M, N, K, xc.data(), 0, K, 1, wc.data(), 0, 1, K,
                                acc.data(), 0, N, 1);
     });
     // Exact: the error column counts mismatches at 4096 sampled outputs.
@@ -237,7 +237,7 @@ int main(int argc, char **argv) {
     std::vector<int32_t> acc(size_t(M * N));
     double ms = medianMs([&]() {
       std::fill(acc.begin(), acc.end(), 0);
-      qtrain_uk_gemm_s16s16s32(M, N, K, xc.data(), 0, K, 1, wc.data(), 0, 1, K,
+      qtrain_mk_gemm_s16s16s32(M, N, K, xc.data(), 0, K, 1, wc.data(), 0, 1, K,
                                acc.data(), 0, N, 1);
     });
     rows.push_back(
@@ -250,12 +250,12 @@ int main(int argc, char **argv) {
   for (int bits : {8, 4}) {
     std::vector<int8_t> xc = randomCodes(x.size(), 8, gen);
     std::vector<int8_t> wc = randomCodes(w.size(), bits, gen);
-    std::vector<uint8_t> packed(size_t(qtrain_uk_packed_b_bytes(N, K, bits)));
-    qtrain_uk_pack_b(N, K, wc.data(), 0, 1, K, bits, packed.data());
+    std::vector<uint8_t> packed(size_t(qtrain_mk_packed_b_bytes(N, K, bits)));
+    qtrain_mk_pack_b(N, K, wc.data(), 0, 1, K, bits, packed.data());
     std::vector<int32_t> acc(size_t(M * N));
     double ms = medianMs([&]() {
       std::fill(acc.begin(), acc.end(), 0);
-      qtrain_uk_gemm_s8_packed_b(M, N, K, xc.data(), 0, K, 1, packed.data(),
+      qtrain_mk_gemm_s8_packed_b(M, N, K, xc.data(), 0, K, 1, packed.data(),
                                  bits, acc.data(), 0, N, 1);
     });
     double wrong = mismatches(xc, wc, acc, M, N, K, gen);
@@ -353,7 +353,7 @@ int main(int argc, char **argv) {
   std::printf("M=%lld N=%lld K=%lld, %d thread(s), clock %.2f GHz, "
               "kernels: %s, OpenBLAS core: %s\n",
               (long long)M, (long long)N, (long long)K, threads, ghz,
-              qtrain_uk_isa(), openblas_get_corename());
+              qtrain_mk_isa(), openblas_get_corename());
   std::printf("%-17s %10s %9s %11s %11s %11s %8s %10s\n", "kernel", "ms",
               "GOP/s", "vs qt fp32", "vs qt int8", "vs u8s8s32", "% peak",
               "rel err");

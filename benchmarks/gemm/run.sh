@@ -42,7 +42,7 @@ MLIR
   /usr/lib/llvm-22/bin/mlir-translate -allow-unregistered-dialect --mlir-to-llvmir \
     "$tmp/linear.llvm.mlir" -o "$tmp/linear.ll"
   clang-22 -O3 -march=native -shared -fPIC -w "$tmp/linear.ll" \
-    "$build/lib/libQTrainUKernels.a" -lstdc++ -lpthread -lm -o "$tmp/linear.so"
+    "$build/lib/libQTrainMicrokernels.a" -lstdc++ -lpthread -lm -o "$tmp/linear.so"
   OMP_NUM_THREADS=$threads "$bin/qtrain-bench-gemm" "$M" "$N" "$K" "$tmp/linear.so" "$threads"
   echo
 done

@@ -200,7 +200,7 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   // affine.apply for their offsets.
   pm.addPass(createLowerAffinePass());
   // Buffers go through the generic allocation functions, which the
-  // microkernel library implements with a byte count (qtrain/ukernels.h).
+  // microkernel library implements with a byte count (qtrain/microkernels.h).
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
   memrefToLLVM.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));

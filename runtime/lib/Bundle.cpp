@@ -154,7 +154,7 @@ Status qtrain::rt::openBundle(const std::string &dir,
                           e.field + " in manifest.json) is missing");
     e.function = reinterpret_cast<StepFunction>(address);
   }
-  // Optional: the byte count of the step's allocator (qtrain/ukernels.h);
+  // Optional: the byte count of the step's allocator (qtrain/microkernels.h);
   // libraries built otherwise (the test fixtures) have none.
   bundle->memoryStats = reinterpret_cast<Bundle::MemoryStatsFunction>(
       lookupSymbol(bundle->handle, "qtrain_step_memory_stats"));

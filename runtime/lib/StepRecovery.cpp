@@ -6,7 +6,7 @@
 ///
 /// \file
 /// A compiled step allocates its buffers through the library's allocator
-/// (qtrain/ukernels.h). When one allocation fails (out of memory, or past
+/// (qtrain/microkernels.h). When one allocation fails (out of memory, or past
 /// the step memory limit) the allocator calls the handler installed here,
 /// which jumps back to Bundle::runStep: the step is abandoned, its buffers
 /// are released, and the caller gets OutOfMemory instead of an exit.
@@ -17,7 +17,7 @@
 
 #include "Library.h"
 
-#include "qtrain/ukernels.h"
+#include "qtrain/microkernels.h"
 
 #include <csetjmp>
 
@@ -60,7 +60,7 @@ bool callRecoverably(StepFunction step, void **args, StepRecovery &recovery) {
 
 void Bundle::bindStepRecovery() {
   // Optional, as the statistics: the limit and the recovery from failed
-  // allocations (qtrain/ukernels.h).
+  // allocations (qtrain/microkernels.h).
   auto setHandler =
       reinterpret_cast<void (*)(qtrain_step_memory_failure_handler)>(
           lookupSymbol(handle, "qtrain_step_memory_set_failure_handler"));

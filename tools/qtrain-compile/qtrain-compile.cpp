@@ -597,18 +597,18 @@ static int compile(int argc, char **argv) {
     return abandon("clang-22 (the linker driver) is not on PATH; run "
                    "scripts/setup.sh");
   // The step needs the GEMM microkernels (qtrain-microkernels calls them;
-  // libQTrainUKernels.a next to this tool's bin/, in lib/), the C++ runtime
+  // libQTrainMicrokernels.a next to this tool's bin/, in lib/), the C++ runtime
   // they use, libc and libm (qtrain-copies-to-linalg turns strided copies
   // into loops).
   std::string self = llvm::sys::fs::getMainExecutable(argv[0], (void *)&fail);
-  llvm::SmallString<256> ukernels(
+  llvm::SmallString<256> microkernels(
       llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
-  llvm::sys::path::append(ukernels, "lib", "libQTrainUKernels.a");
-  if (!llvm::sys::fs::exists(ukernels))
-    return abandon("the microkernel library " + std::string(ukernels) +
-                   " is missing; build the QTrainUKernels target");
+  llvm::sys::path::append(microkernels, "lib", "libQTrainMicrokernels.a");
+  if (!llvm::sys::fs::exists(microkernels))
+    return abandon("the microkernel library " + std::string(microkernels) +
+                   " is missing; build the QTrainMicrokernels target");
   SmallVector<StringRef> linkArgs = {*clang,     "-shared",   "-o",
-                                     library,    object,      ukernels,
+                                     library,    object,      microkernels,
                                      "-lstdc++", "-lpthread", "-lm"};
   if (llvm::sys::ExecuteAndWait(*clang, linkArgs) != 0)
     return abandon("linking " + std::string(library) + " failed");

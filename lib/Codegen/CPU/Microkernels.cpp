@@ -1,7 +1,7 @@
 //===- Microkernels.cpp - Bufferized GEMMs as microkernel calls -*- C++ -*-===//
 //
 // qtrain-microkernels: a bufferized linalg contraction that is one GEMM of
-// element types a kernel of runtime/include/qtrain/ukernels.h serves
+// element types a kernel of runtime/include/qtrain/microkernels.h serves
 // becomes a call to that kernel, with each operand passed as base pointer,
 // offset and the two strides of its GEMM dimensions.
 //
@@ -56,7 +56,7 @@ std::optional<StringRef> kernelFor(linalg::LinalgOp op) {
       return isa<arith::MulFOp, arith::AddFOp, linalg::YieldOp>(inner);
     });
     if (isMulAdd && onlyMulAdd)
-      return StringRef("qtrain_uk_gemm_f32");
+      return StringRef("qtrain_mk_gemm_f32");
     return std::nullopt;
   }
   unsigned width = a.isInteger(8) ? 8 : a.isInteger(16) ? 16 : 0;
@@ -85,13 +85,13 @@ std::optional<StringRef> kernelFor(linalg::LinalgOp op) {
     if (!isMulAdd || !signedCasts)
       return std::nullopt;
     if (width == 16)
-      return StringRef("qtrain_uk_gemm_s16s16s32");
+      return StringRef("qtrain_mk_gemm_s16s16s32");
     // Narrow codes (qtrain-integer-kernels says how narrow): bit-serial
     // when it has at most 4 bit-plane pairs, where it is faster than VNNI.
     if (std::optional<std::pair<int32_t, int32_t>> bits = codeBits(op))
       if (bits->first * bits->second <= 4)
-        return StringRef("qtrain_uk_gemm_bitserial");
-    return StringRef("qtrain_uk_gemm_s8s8s32");
+        return StringRef("qtrain_mk_gemm_bitserial");
+    return StringRef("qtrain_mk_gemm_s8s8s32");
   }
   return std::nullopt;
 }
@@ -259,7 +259,7 @@ struct MicrokernelsPass
     if (!hasImplicitGemmKernel(x, w, y))
       return std::nullopt;
     if (x.isF32())
-      return StringRef("qtrain_uk_conv2d_nchw_f32");
+      return StringRef("qtrain_mk_conv2d_nchw_f32");
     Block &body = conv->getRegion(0).front();
     bool signedProducts = llvm::all_of(body, [](Operation &inner) {
       if (auto ext = dyn_cast<arith::ExtSIOp>(inner))
@@ -268,7 +268,7 @@ struct MicrokernelsPass
       return isa<arith::MulIOp, arith::AddIOp, linalg::YieldOp>(inner);
     });
     if (signedProducts)
-      return StringRef("qtrain_uk_conv2d_nchw_s8s8s32");
+      return StringRef("qtrain_mk_conv2d_nchw_s8s8s32");
     return std::nullopt;
   }
 
@@ -344,7 +344,7 @@ struct MicrokernelsPass
     pass(op.getDpsInputOperand(0), m, k);
     pass(op.getDpsInputOperand(1), k, n);
     pass(op.getDpsInitOperand(0), m, n);
-    if (kernel == "qtrain_uk_gemm_bitserial") {
+    if (kernel == "qtrain_mk_gemm_bitserial") {
       auto [aBits, bBits] = *codeBits(op);
       for (int32_t w : {aBits, bBits})
         args.push_back(

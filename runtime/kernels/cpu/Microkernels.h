@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// The innermost kernels of ukernels.h and the packed layouts they read.
+/// The innermost kernels of microkernels.h and the packed layouts they read.
 /// A microkernel adds an MR x NR tile of A * B to C (row stride ldc, unit
 /// column stride) from two packed panels:
 ///
@@ -16,7 +16,7 @@
 /// (vpdpwssd takes pairs), 4 for 8-bit codes (vpdpbusd takes quads); panels are
 /// zero-padded to whole groups, rows and columns. Each kernel exists twice:
 /// AVX-512 (MicrokernelsAvx512 .cpp, compiled for AVX-512 and called only when
-/// the CPU has it) and portable C++ (Ukernels.cpp).
+/// the CPU has it) and portable C++ (Gemm.cpp).
 ///
 /// The bit-serial path works on bit planes instead: rows of 64-bit words,
 /// one row per (row, bit) of A and per (column, bit) of B (the AVX-512
@@ -58,7 +58,7 @@ struct BitSerialOperands {
   int aBits, bBits;
 };
 
-/// C (M x N) += A (M x K, signed codes) * B packed by qtrain_uk_pack_b:
+/// C (M x N) += A (M x K, signed codes) * B packed by qtrain_mk_pack_b:
 /// panels of 32 columns, [K/4 groups][32][4] of q = code + 2^(bits-1), one
 /// byte each at 8 bits; at 4 bits a group's 128 codes in 64 bytes, byte t
 /// holding code t (low nibble) and code t + 64 (high nibble).
@@ -98,7 +98,7 @@ void gemmPackedAvx512(PackedOperands operands);
 void convF32Avx512(const ConvOperands<float, float> &operands);
 void convS8Avx512(const ConvOperands<int8_t, int32_t> &operands);
 
-/// Whether the CPU runs each family (false under QTRAIN_UKERNELS=portable).
+/// Whether the CPU runs each family (false under QTRAIN_MICROKERNELS=portable).
 bool hasAvx512F32();
 bool hasAvx512BF16();
 bool hasAvx512Vnni();

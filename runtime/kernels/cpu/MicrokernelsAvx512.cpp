@@ -6,14 +6,14 @@
 ///
 /// \file
 /// Compiled for AVX-512 (F, BW, VL, DQ, VNNI, BF16, VPOPCNTDQ); nothing
-/// here runs unless Ukernels.cpp found the features on the CPU. Each kernel
+/// here runs unless Gemm.cpp found the features on the CPU. Each kernel
 /// keeps its 12 x 32 tile in 24 zmm accumulators: per k-group it loads two
 /// B vectors and broadcasts one A element (or pair, or quad) per row.
 ///
 /// With clang the features are a target attribute on this file's own
 /// functions (and Driver.h's, internal to this file), not a flag for the
 /// whole file: inline functions of the standard library that both this file
-/// and the portable Ukernels.cpp instantiate (std::vector's members...) are
+/// and the portable Gemm.cpp instantiate (std::vector's members...) are
 /// merged by the linker, and must not be the AVX-512 copy.
 ///
 //===----------------------------------------------------------------------===//

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qtrain/ukernels.h"
+#include "qtrain/microkernels.h"
 
 #include <atomic>
 #include <cstddef>

@@ -5,7 +5,7 @@
 #mA = affine_map<(m, n, k) -> (m, k)>
 #mB = affine_map<(m, n, k) -> (n, k)>
 #mC = affine_map<(m, n, k) -> (m, n)>
-// CHECK: func.func private @qtrain_uk_gemm_f32(i64, i64, i64, memref<f32>, i64, i64, i64, memref<f32>, i64, i64, i64, memref<f32>, i64, i64, i64)
+// CHECK: func.func private @qtrain_mk_gemm_f32(i64, i64, i64, memref<f32>, i64, i64, i64, memref<f32>, i64, i64, i64, memref<f32>, i64, i64, i64)
 // CHECK-LABEL: func.func @f32_transposed_b
 func.func @f32_transposed_b(%a: memref<64x32xf32>, %w: memref<48x32xf32>, %c: memref<64x48xf32>) {
   // CHECK-DAG: %[[M:.*]] = arith.constant 64 : i64
@@ -15,7 +15,7 @@ func.func @f32_transposed_b(%a: memref<64x32xf32>, %w: memref<48x32xf32>, %c: me
   // CHECK: %[[BB:.*]], %[[OB:.*]], %{{.*}}:2, %[[SB:.*]]:2 = memref.extract_strided_metadata %arg1
   // CHECK: %[[SBK:.*]] = arith.index_cast %[[SB]]#1 : index to i64
   // CHECK: %[[SBN:.*]] = arith.index_cast %[[SB]]#0 : index to i64
-  // CHECK: call @qtrain_uk_gemm_f32(%[[M]], %[[N]], %[[K]], %[[BA]], %{{.*}}, %{{.*}}, %{{.*}}, %[[BB]], %{{.*}}, %[[SBK]], %[[SBN]],
+  // CHECK: call @qtrain_mk_gemm_f32(%[[M]], %[[N]], %[[K]], %[[BA]], %{{.*}}, %{{.*}}, %{{.*}}, %[[BB]], %{{.*}}, %[[SBK]], %[[SBN]],
   // CHECK-NOT: linalg.generic
   linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %w : memref<64x32xf32>, memref<48x32xf32>) outs(%c : memref<64x48xf32>) {
@@ -32,7 +32,7 @@ func.func @f32_transposed_b(%a: memref<64x32xf32>, %w: memref<48x32xf32>, %c: me
 // Signed 8-bit codes into i32 sums: the s8 kernel; a subview operand keeps
 // its offset and strides.
 // CHECK-LABEL: func.func @s8_codes
-// CHECK: call @qtrain_uk_gemm_s8s8s32
+// CHECK: call @qtrain_mk_gemm_s8s8s32
 // CHECK-NOT: linalg.matmul
 func.func @s8_codes(%a: memref<128x64xi8>, %b: memref<64x100xi8>, %c: memref<128x96xi32>) {
   %bv = memref.subview %b[0, 2] [64, 96] [1, 1] : memref<64x100xi8> to memref<64x96xi8, strided<[100, 1], offset: 2>>
@@ -48,7 +48,7 @@ func.func @s8_codes(%a: memref<128x64xi8>, %b: memref<64x100xi8>, %c: memref<128
 #mB = affine_map<(m, n, k) -> (k, n)>
 #mC = affine_map<(m, n, k) -> (m, n)>
 // CHECK-LABEL: func.func @s16_codes
-// CHECK: call @qtrain_uk_gemm_s16s16s32
+// CHECK: call @qtrain_mk_gemm_s16s16s32
 // CHECK-NOT: call
 // CHECK: linalg.generic
 func.func @s16_codes(%a: memref<128x64xi16>, %b: memref<64x96xi16>, %c: memref<128x96xi32>, %w: memref<128x96xi64>) {
@@ -117,7 +117,7 @@ func.func @left_alone(%a: memref<64x64xi8>, %b: memref<64x64xi8>, %c: memref<64x
 // CHECK: %{{.*}}, %{{.*}}, %{{.*}}:2, %[[SW:.*]]:2 = memref.extract_strided_metadata %arg1
 // CHECK: %[[SK:.*]] = arith.index_cast %[[SW]]#1 : index to i64
 // CHECK: %[[SN:.*]] = arith.index_cast %[[SW]]#0 : index to i64
-// CHECK: call @qtrain_uk_gemm_f32({{.*}}, %[[SK]], %[[SN]],
+// CHECK: call @qtrain_mk_gemm_f32({{.*}}, %[[SK]], %[[SN]],
 // CHECK-NOT: memref.dealloc
 func.func @folded_transpose(%x: memref<64x32xf32>, %w: memref<48x32xf32>, %y: memref<64x48xf32>) {
   %wt = memref.alloc() : memref<32x48xf32>
@@ -133,7 +133,7 @@ func.func @folded_transpose(%x: memref<64x32xf32>, %w: memref<48x32xf32>, %y: me
 // CHECK-LABEL: func.func @written_source
 // CHECK: linalg.transpose
 // CHECK: linalg.fill
-// CHECK: call @qtrain_uk_gemm_f32
+// CHECK: call @qtrain_mk_gemm_f32
 func.func @written_source(%x: memref<64x32xf32>, %w: memref<48x32xf32>, %y: memref<64x48xf32>) {
   %zero = arith.constant 0.0 : f32
   %wt = memref.alloc() : memref<32x48xf32>
@@ -154,8 +154,8 @@ func.func @written_source(%x: memref<64x32xf32>, %w: memref<48x32xf32>, %y: memr
 // CHECK-LABEL: func.func @narrow_codes
 // CHECK: %[[A:.*]] = arith.constant 2 : i32
 // CHECK: %[[B:.*]] = arith.constant 2 : i32
-// CHECK: call @qtrain_uk_gemm_bitserial({{.*}}, %[[A]], %[[B]])
-// CHECK: call @qtrain_uk_gemm_s8s8s32
+// CHECK: call @qtrain_mk_gemm_bitserial({{.*}}, %[[A]], %[[B]])
+// CHECK: call @qtrain_mk_gemm_s8s8s32
 // CHECK-NOT: qtrain.code_bits
 func.func @narrow_codes(%a: memref<64x64xi8>, %b: memref<64x64xi8>, %c: memref<64x64xi32>, %d: memref<64x64xi32>) {
   linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
@@ -184,7 +184,7 @@ func.func @narrow_codes(%a: memref<64x64xi8>, %b: memref<64x64xi8>, %c: memref<6
 // One transposed copy read as both inputs: both read W, the copy goes once.
 // CHECK-LABEL: func.func @same_copy_twice
 // CHECK-NOT: linalg.transpose
-// CHECK: call @qtrain_uk_gemm_f32
+// CHECK: call @qtrain_mk_gemm_f32
 // CHECK-NOT: memref.alloc
 func.func @same_copy_twice(%w: memref<32x32xf32>, %y: memref<32x32xf32>) {
   %wt = memref.alloc() : memref<32x32xf32>
@@ -253,19 +253,19 @@ func.func @bad_code_bits(%a: memref<64x64xi8>, %b: memref<64x64xi8>, %c: memref<
 // Convolutions run as implicit GEMMs: sizes (N, C, H, W, F, KH, KW, OH,
 // OW), strides, dilations, then base, offset and four strides of the
 // input, the filter and the output. f32, and i8 codes summed in i32.
-// CHECK: func.func private @qtrain_uk_conv2d_nchw_s8s8s32(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, memref<i8>, i64, i64, i64, i64, i64, memref<i8>, i64, i64, i64, i64, i64, memref<i32>, i64, i64, i64, i64, i64)
-// CHECK: func.func private @qtrain_uk_conv2d_nchw_f32(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, memref<f32>, i64, i64, i64, i64, i64, memref<f32>, i64, i64, i64, i64, i64, memref<f32>, i64, i64, i64, i64, i64)
+// CHECK: func.func private @qtrain_mk_conv2d_nchw_s8s8s32(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, memref<i8>, i64, i64, i64, i64, i64, memref<i8>, i64, i64, i64, i64, i64, memref<i32>, i64, i64, i64, i64, i64)
+// CHECK: func.func private @qtrain_mk_conv2d_nchw_f32(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, memref<f32>, i64, i64, i64, i64, i64, memref<f32>, i64, i64, i64, i64, i64, memref<f32>, i64, i64, i64, i64, i64)
 // CHECK-LABEL: func.func @convs
 func.func @convs(%x: memref<2x16x18x18xf32>, %w: memref<6x16x5x5xf32>, %y: memref<2x6x14x14xf32>,
                  %xc: memref<4x8x12x12xi8>, %wc: memref<16x8x3x3xi8>, %yc: memref<4x16x5x5xi32>) {
   // CHECK: %[[BX:.*]], %[[OX:.*]], %{{.*}}:4, %[[SX:.*]]:4 = memref.extract_strided_metadata %arg0
   // CHECK: %[[BW:.*]], %{{.*}}, %{{.*}}:4, %{{.*}}:4 = memref.extract_strided_metadata %arg1
   // CHECK: %[[BY:.*]], %{{.*}}, %{{.*}}:4, %{{.*}}:4 = memref.extract_strided_metadata %arg2
-  // CHECK: call @qtrain_uk_conv2d_nchw_f32(%c2_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c18_i64{{[_0-9]*}}, %c18_i64{{[_0-9]*}}, %c6_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c14_i64{{[_0-9]*}}, %c14_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %[[BX]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %[[BW]], {{.*}}, %[[BY]],
+  // CHECK: call @qtrain_mk_conv2d_nchw_f32(%c2_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c18_i64{{[_0-9]*}}, %c18_i64{{[_0-9]*}}, %c6_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c14_i64{{[_0-9]*}}, %c14_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %[[BX]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %[[BW]], {{.*}}, %[[BY]],
   linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
       ins(%x, %w : memref<2x16x18x18xf32>, memref<6x16x5x5xf32>) outs(%y : memref<2x6x14x14xf32>)
   // Stride 2, dilation 1 on i8 codes.
-  // CHECK: call @qtrain_uk_conv2d_nchw_s8s8s32(%c4_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c12_i64{{[_0-9]*}}, %c12_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}},
+  // CHECK: call @qtrain_mk_conv2d_nchw_s8s8s32(%c4_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c12_i64{{[_0-9]*}}, %c12_i64{{[_0-9]*}}, %c16_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}},
   // CHECK-NOT: linalg.conv_2d_nchw_fchw
   linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
       ins(%xc, %wc : memref<4x8x12x12xi8>, memref<16x8x3x3xi8>) outs(%yc : memref<4x16x5x5xi32>)

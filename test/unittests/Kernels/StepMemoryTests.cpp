@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "qtrain/ukernels.h"
+#include "qtrain/microkernels.h"
 
 #include <gtest/gtest.h>
 

@@ -238,16 +238,16 @@ def MicrokernelsPass : Pass<"qtrain-microkernels", "::mlir::ModuleOp"> {
   let description = [{
     Rewrites each bufferized linalg contraction that is one GEMM (exactly one
     M, N and K loop, no batch loop, a multiply-accumulate body) and whose
-    element types a microkernel of `runtime/include/qtrain/ukernels.h`
+    element types a microkernel of `runtime/include/qtrain/microkernels.h`
     serves into a call to it:
 
     | operands | accumulator | body | call |
     |---|---|---|---|
-    | f32, f32 | f32 | mulf, addf | `qtrain_uk_gemm_f32` |
-    | i8, i8 (sign-extended) | i32 | extsi, muli, addi | `qtrain_uk_gemm_s8s8s32` |
-    | same, `qtrain.code_bits = [a, b]` with a * b <= 4 | i32 | same | `qtrain_uk_gemm_bitserial` |
-    | i16, i16 (sign-extended) | i32 | extsi, muli, addi | `qtrain_uk_gemm_s16s16s32` |
-    | f32 convolution (NCHW, FCHW) | f32 | named op | `qtrain_uk_conv2d_nchw_f32` |
+    | f32, f32 | f32 | mulf, addf | `qtrain_mk_gemm_f32` |
+    | i8, i8 (sign-extended) | i32 | extsi, muli, addi | `qtrain_mk_gemm_s8s8s32` |
+    | same, `qtrain.code_bits = [a, b]` with a * b <= 4 | i32 | same | `qtrain_mk_gemm_bitserial` |
+    | i16, i16 (sign-extended) | i32 | extsi, muli, addi | `qtrain_mk_gemm_s16s16s32` |
+    | f32 convolution (NCHW, FCHW) | f32 | named op | `qtrain_mk_conv2d_nchw_f32` |
 
     `qtrain.code_bits` is the hint qtrain-integer-kernels leaves on an
     integer product's main contraction: its codes are centred a-bit and
@@ -270,7 +270,7 @@ def MicrokernelsPass : Pass<"qtrain-microkernels", "::mlir::ModuleOp"> {
     results differ by summation order (FMA, K-blocked).
 
     A bufferized f32 `linalg.conv_2d_nchw_fchw` (static shapes) becomes
-    `qtrain_uk_conv2d_nchw_f32`: an implicit GEMM per image, the patches
+    `qtrain_mk_conv2d_nchw_f32`: an implicit GEMM per image, the patches
     packed from the input straight into the kernel's panels, with no im2col
     buffer (each operand passed as base, offset and its four strides).
 

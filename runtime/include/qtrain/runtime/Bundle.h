@@ -67,7 +67,7 @@ public:
   MemoryStatsFunction getMemoryStats() const { return memoryStats; }
   void (*getMemoryResetPeak() const)() { return memoryResetPeak; }
   /// Whether the library's allocator takes a limit and reports failed
-  /// allocations (qtrain/ukernels.h); bundles from qtrain-compile do.
+  /// allocations (qtrain/microkernels.h); bundles from qtrain-compile do.
   bool hasStepMemoryControl() const { return memorySetLimit != nullptr; }
   /// The most bytes the step's buffers may hold at once (0: no limit).
   /// InvalidArgument when the library has no such control.
@@ -95,7 +95,7 @@ private:
                            ErrorKind *);
   Bundle() = default;
   /// Looks up the library's step memory limit and failure handler
-  /// (qtrain/ukernels.h) and installs the handler that lets runStep()
+  /// (qtrain/microkernels.h) and installs the handler that lets runStep()
   /// abandon a step (StepRecovery.cpp); without all of them, neither
   /// setStepMemoryLimit() nor the recovery is available.
   void bindStepRecovery();

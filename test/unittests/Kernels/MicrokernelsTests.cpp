@@ -1,21 +1,21 @@
-//===- UkernelsTests.cpp - The CPU GEMM microkernels ----------------------===//
+//===- MicrokernelsTests.cpp - The CPU GEMM microkernels ----------------------===//
 //
 // Part of the qtrain project.
 //
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// Every kernel of ukernels.h against a plain reference over awkward shapes
+/// Every kernel of microkernels.h against a plain reference over awkward shapes
 /// (edges of every tile and block), operand layouts (row/column major,
 /// offset subviews, strided C) and accumulation into a non-zero C: the
 /// integer kernels bit for bit, f32/bf16 within their stated bounds; the
 /// integer kernels at their overflow-free accumulation length with extreme
 /// codes. lit runs this binary twice: as it is (AVX-512 here) and with
-/// QTRAIN_UKERNELS=portable (test/Microkernels/portable.test).
+/// QTRAIN_MICROKERNELS=portable (test/Microkernels/portable.test).
 ///
 //===----------------------------------------------------------------------===//
 
-#include "qtrain/ukernels.h"
+#include "qtrain/microkernels.h"
 
 #include <gtest/gtest.h>
 
@@ -74,12 +74,12 @@ float roundBF16(float x) {
   return x;
 }
 
-TEST(Ukernels, IsaMatchesEnvironment) {
-  const char *forced = std::getenv("QTRAIN_UKERNELS");
+TEST(Microkernels, IsaMatchesEnvironment) {
+  const char *forced = std::getenv("QTRAIN_MICROKERNELS");
   if (forced && std::strcmp(forced, "portable") == 0)
-    EXPECT_STREQ(qtrain_uk_isa(), "portable");
+    EXPECT_STREQ(qtrain_mk_isa(), "portable");
   else
-    SUCCEED() << "isa: " << qtrain_uk_isa();
+    SUCCEED() << "isa: " << qtrain_mk_isa();
 }
 
 // f32 and bf16: within K * 2^-p * sum |a||b| of an fp64 product of the
@@ -93,8 +93,8 @@ void checkFloat(bool bf16) {
       auto b = filled<float>(s.K, s.N, layout & 2, [&] { return normal(gen); });
       auto c = filled<float>(s.M, s.N, false, [&] { return normal(gen); });
       auto c0 = c;
-      (bf16 ? qtrain_uk_gemm_bf16
-            : qtrain_uk_gemm_f32)(s.M, s.N, s.K, a.storage.data(), a.offset,
+      (bf16 ? qtrain_mk_gemm_bf16
+            : qtrain_mk_gemm_f32)(s.M, s.N, s.K, a.storage.data(), a.offset,
                                   a.s0, a.s1, b.storage.data(), b.offset, b.s0,
                                   b.s1, c.storage.data(), c.offset, c.s0, c.s1);
       for (int64_t i = 0; i < s.M; ++i)
@@ -120,8 +120,8 @@ void checkFloat(bool bf16) {
     }
 }
 
-TEST(Ukernels, F32MatchesReference) { checkFloat(false); }
-TEST(Ukernels, BF16MatchesReference) { checkFloat(true); }
+TEST(Microkernels, F32MatchesReference) { checkFloat(false); }
+TEST(Microkernels, BF16MatchesReference) { checkFloat(true); }
 
 /// One integer GEMM C += A * B on strided operands.
 using IntegerGemm = std::function<void(const Shape &, Strided<int8_t> &,
@@ -159,7 +159,7 @@ void checkInteger(int aBits, int bBits, const IntegerGemm &run) {
 
 void s8Gemm(const Shape &s, Strided<int8_t> &a, Strided<int8_t> &b,
             Strided<int32_t> &c) {
-  qtrain_uk_gemm_s8s8s32(s.M, s.N, s.K, a.storage.data(), a.offset, a.s0, a.s1,
+  qtrain_mk_gemm_s8s8s32(s.M, s.N, s.K, a.storage.data(), a.offset, a.s0, a.s1,
                          b.storage.data(), b.offset, b.s0, b.s1,
                          c.storage.data(), c.offset, c.s0, c.s1);
 }
@@ -167,7 +167,7 @@ void s8Gemm(const Shape &s, Strided<int8_t> &a, Strided<int8_t> &b,
 IntegerGemm bitSerialGemm(int aBits, int bBits) {
   return [=](const Shape &s, Strided<int8_t> &a, Strided<int8_t> &b,
              Strided<int32_t> &c) {
-    qtrain_uk_gemm_bitserial(s.M, s.N, s.K, a.storage.data(), a.offset, a.s0,
+    qtrain_mk_gemm_bitserial(s.M, s.N, s.K, a.storage.data(), a.offset, a.s0,
                              a.s1, b.storage.data(), b.offset, b.s0, b.s1,
                              c.storage.data(), c.offset, c.s0, c.s1, aBits,
                              bBits);
@@ -178,37 +178,37 @@ IntegerGemm bitSerialGemm(int aBits, int bBits) {
 IntegerGemm packedGemm(int bits) {
   return [=](const Shape &s, Strided<int8_t> &a, Strided<int8_t> &b,
              Strided<int32_t> &c) {
-    int64_t bytes = qtrain_uk_packed_b_bytes(s.N, s.K, bits);
+    int64_t bytes = qtrain_mk_packed_b_bytes(s.N, s.K, bits);
     ASSERT_GT(bytes, 0);
     // 4 bits: half the bytes of 8.
     if (bits == 4)
-      EXPECT_EQ(2 * bytes, qtrain_uk_packed_b_bytes(s.N, s.K, 8));
+      EXPECT_EQ(2 * bytes, qtrain_mk_packed_b_bytes(s.N, s.K, 8));
     std::vector<uint8_t> packed(static_cast<size_t>(bytes));
-    qtrain_uk_pack_b(s.N, s.K, b.storage.data(), b.offset, b.s0, b.s1, bits,
+    qtrain_mk_pack_b(s.N, s.K, b.storage.data(), b.offset, b.s0, b.s1, bits,
                      packed.data());
-    qtrain_uk_gemm_s8_packed_b(s.M, s.N, s.K, a.storage.data(), a.offset, a.s0,
+    qtrain_mk_gemm_s8_packed_b(s.M, s.N, s.K, a.storage.data(), a.offset, a.s0,
                                a.s1, packed.data(), bits, c.storage.data(),
                                c.offset, c.s0, c.s1);
   };
 }
 
-TEST(Ukernels, S8MatchesReferenceExactly) {
+TEST(Microkernels, S8MatchesReferenceExactly) {
   for (int bits : {8, 5, 3})
     checkInteger(bits, bits, s8Gemm);
   checkInteger(8, 3, s8Gemm);
 }
 
-TEST(Ukernels, BitSerialMatchesReferenceExactly) {
+TEST(Microkernels, BitSerialMatchesReferenceExactly) {
   for (int aBits = 1; aBits <= 4; ++aBits)
     for (int bBits = 1; bBits <= 4; ++bBits)
       checkInteger(aBits, bBits, bitSerialGemm(aBits, bBits));
 }
 
 // Packed k-bit weights: B packed once (8 or 4 bits), A any layout; exact.
-TEST(Ukernels, PackedBMatchesReferenceExactly) {
+TEST(Microkernels, PackedBMatchesReferenceExactly) {
   for (int bits : {8, 4})
     checkInteger(8, bits, packedGemm(bits));
-  EXPECT_EQ(qtrain_uk_packed_b_bytes(4, 4, 3), -1);
+  EXPECT_EQ(qtrain_mk_packed_b_bytes(4, 4, 3), -1);
 }
 
 // 16-bit codes (9..16-bit grids): exact over every shape and layout, and
@@ -225,7 +225,7 @@ void checkS16(int bits, std::mt19937 &gen) {
                                [&] { return int16_t(code(gen)); });
       auto c = filled<int32_t>(s.M, s.N, false, [&] { return init(gen); });
       auto c0 = c;
-      qtrain_uk_gemm_s16s16s32(s.M, s.N, s.K, a.storage.data(), a.offset, a.s0,
+      qtrain_mk_gemm_s16s16s32(s.M, s.N, s.K, a.storage.data(), a.offset, a.s0,
                                a.s1, b.storage.data(), b.offset, b.s0, b.s1,
                                c.storage.data(), c.offset, c.s0, c.s1);
       for (int64_t i = 0; i < s.M; ++i)
@@ -241,12 +241,12 @@ void checkS16(int bits, std::mt19937 &gen) {
     }
 }
 
-TEST(Ukernels, S16MatchesReferenceExactly) {
+TEST(Microkernels, S16MatchesReferenceExactly) {
   std::mt19937 gen(17);
   for (int bits : {9, 12, 16})
     checkS16(bits, gen);
   for (int bits : {9, 10, 12, 15}) {
-    int64_t K = qtrain_uk_max_accumulation_length("s16s16s32", bits, bits);
+    int64_t K = qtrain_mk_max_accumulation_length("s16s16s32", bits, bits);
     ASSERT_GT(K, 0);
     int16_t lo = int16_t(-(1 << (bits - 1))), hi = int16_t(-(lo + 1));
     std::vector<int16_t> a(size_t(2 * K)), b(size_t(2 * K)); // B col-major
@@ -257,7 +257,7 @@ TEST(Ukernels, S16MatchesReferenceExactly) {
       b[size_t(K + k)] = hi;
     }
     std::vector<int32_t> c(4, 0);
-    qtrain_uk_gemm_s16s16s32(2, 2, K, a.data(), 0, K, 1, b.data(), 0, 1, K,
+    qtrain_mk_gemm_s16s16s32(2, 2, K, a.data(), 0, K, 1, b.data(), 0, 1, K,
                              c.data(), 0, 2, 1);
     for (int64_t i = 0; i < 2; ++i)
       for (int64_t j = 0; j < 2; ++j) {
@@ -271,20 +271,20 @@ TEST(Ukernels, S16MatchesReferenceExactly) {
   }
 }
 
-TEST(Ukernels, AccumulationLengths) {
-  EXPECT_EQ(qtrain_uk_max_accumulation_length("s8s8s32", 8, 8), 131071);
-  EXPECT_EQ(qtrain_uk_max_accumulation_length("s8s8s32", 4, 4), 33554431);
-  EXPECT_EQ(qtrain_uk_max_accumulation_length("bitserial", 2, 2), 536870911);
-  EXPECT_EQ(qtrain_uk_max_accumulation_length("s8s8s32", 9, 8), -1);
-  EXPECT_EQ(qtrain_uk_max_accumulation_length("bitserial", 5, 1), -1);
-  EXPECT_EQ(qtrain_uk_max_accumulation_length("s16", 8, 8), -1);
-  EXPECT_EQ(qtrain_uk_max_accumulation_length("s16s16s32", 9, 9), 32767);
-  EXPECT_EQ(qtrain_uk_max_accumulation_length("s16s16s32", 12, 12), 511);
-  EXPECT_EQ(qtrain_uk_max_accumulation_length("s16s16s32", 16, 16), 1);
-  EXPECT_EQ(qtrain_uk_max_accumulation_length("s16s16s32", 17, 8), -1);
+TEST(Microkernels, AccumulationLengths) {
+  EXPECT_EQ(qtrain_mk_max_accumulation_length("s8s8s32", 8, 8), 131071);
+  EXPECT_EQ(qtrain_mk_max_accumulation_length("s8s8s32", 4, 4), 33554431);
+  EXPECT_EQ(qtrain_mk_max_accumulation_length("bitserial", 2, 2), 536870911);
+  EXPECT_EQ(qtrain_mk_max_accumulation_length("s8s8s32", 9, 8), -1);
+  EXPECT_EQ(qtrain_mk_max_accumulation_length("bitserial", 5, 1), -1);
+  EXPECT_EQ(qtrain_mk_max_accumulation_length("s16", 8, 8), -1);
+  EXPECT_EQ(qtrain_mk_max_accumulation_length("s16s16s32", 9, 9), 32767);
+  EXPECT_EQ(qtrain_mk_max_accumulation_length("s16s16s32", 12, 12), 511);
+  EXPECT_EQ(qtrain_mk_max_accumulation_length("s16s16s32", 16, 16), 1);
+  EXPECT_EQ(qtrain_mk_max_accumulation_length("s16s16s32", 17, 8), -1);
   // Tight: one more term of the largest product overflows 32 bits.
   for (int bits = 1; bits <= 8; ++bits) {
-    int64_t k = qtrain_uk_max_accumulation_length("s8s8s32", bits, bits);
+    int64_t k = qtrain_mk_max_accumulation_length("s8s8s32", bits, bits);
     int64_t largest = int64_t(1) << (2 * bits - 2);
     EXPECT_LE(k * largest, INT32_MAX);
     EXPECT_GT((k + 1) * largest, INT32_MAX);
@@ -295,7 +295,7 @@ TEST(Ukernels, AccumulationLengths) {
 /// the largest positive product; and minimum x maximum: the most negative
 /// sum), a kernel's sum is exact.
 void checkAtMaxLength(int aBits, int bBits, bool bitSerial) {
-  int64_t K = qtrain_uk_max_accumulation_length(
+  int64_t K = qtrain_mk_max_accumulation_length(
       bitSerial ? "bitserial" : "s8s8s32", aBits, bBits);
   ASSERT_GT(K, 0);
   const int64_t M = 2, N = 3;
@@ -311,10 +311,10 @@ void checkAtMaxLength(int aBits, int bBits, bool bitSerial) {
   }
   std::vector<int32_t> c(size_t(M * N), 0);
   if (bitSerial)
-    qtrain_uk_gemm_bitserial(M, N, K, a.data(), 0, K, 1, b.data(), 0, 1, K,
+    qtrain_mk_gemm_bitserial(M, N, K, a.data(), 0, K, 1, b.data(), 0, 1, K,
                              c.data(), 0, N, 1, aBits, bBits);
   else
-    qtrain_uk_gemm_s8s8s32(M, N, K, a.data(), 0, K, 1, b.data(), 0, 1, K,
+    qtrain_mk_gemm_s8s8s32(M, N, K, a.data(), 0, K, 1, b.data(), 0, 1, K,
                            c.data(), 0, N, 1);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
@@ -331,19 +331,19 @@ void checkAtMaxLength(int aBits, int bBits, bool bitSerial) {
   EXPECT_EQ(int64_t(c[0]), K * (int64_t(aMin) * bMin));
 }
 
-TEST(Ukernels, S8ExactAtMaxAccumulationLength) {
+TEST(Microkernels, S8ExactAtMaxAccumulationLength) {
   checkAtMaxLength(8, 8, false);
   checkAtMaxLength(6, 6, false);
 }
 
-TEST(Ukernels, BitSerialExactAtMaxAccumulationLength) {
+TEST(Microkernels, BitSerialExactAtMaxAccumulationLength) {
   checkAtMaxLength(4, 4, true);
   checkAtMaxLength(4, 3, true);
 }
 
 // At 8 x 8 bits' maximum accumulation length, extreme codes, packed B.
-TEST(Ukernels, PackedBExactAtMaxAccumulationLength) {
-  const int64_t K = qtrain_uk_max_accumulation_length("s8s8s32", 8, 8);
+TEST(Microkernels, PackedBExactAtMaxAccumulationLength) {
+  const int64_t K = qtrain_mk_max_accumulation_length("s8s8s32", 8, 8);
   const int64_t M = 2, N = 2;
   std::vector<int8_t> a(size_t(M * K)), b(size_t(K * N));
   for (int64_t k = 0; k < K; ++k) {
@@ -352,10 +352,10 @@ TEST(Ukernels, PackedBExactAtMaxAccumulationLength) {
     b[size_t(k * N)] = -128;
     b[size_t(k * N + 1)] = 127;
   }
-  std::vector<uint8_t> packed(size_t(qtrain_uk_packed_b_bytes(N, K, 8)));
-  qtrain_uk_pack_b(N, K, b.data(), 0, N, 1, 8, packed.data());
+  std::vector<uint8_t> packed(size_t(qtrain_mk_packed_b_bytes(N, K, 8)));
+  qtrain_mk_pack_b(N, K, b.data(), 0, N, 1, 8, packed.data());
   std::vector<int32_t> c(size_t(M * N), 0);
-  qtrain_uk_gemm_s8_packed_b(M, N, K, a.data(), 0, K, 1, packed.data(), 8,
+  qtrain_mk_gemm_s8_packed_b(M, N, K, a.data(), 0, K, 1, packed.data(), 8,
                              c.data(), 0, N, 1);
   EXPECT_EQ(int64_t(c[0]), K * 16384);
   EXPECT_EQ(int64_t(c[1]), K * -128 * 127);
@@ -367,7 +367,7 @@ TEST(Ukernels, PackedBExactAtMaxAccumulationLength) {
 // the i32 loops they replace, and without signed overflow: K = 2^24 + 64
 // makes the column sums of B (128 x K in magnitude) pass int32's range
 // (UBSan's check in scripts/sanitize.sh runtime).
-TEST(Ukernels, S8WrapsModulo2To32BeyondItsLength) {
+TEST(Microkernels, S8WrapsModulo2To32BeyondItsLength) {
   const int64_t K = (int64_t(1) << 24) + 64, M = 1, N = 2;
   std::vector<int8_t> a(size_t(M * K), -128), b(size_t(K * N));
   for (int64_t k = 0; k < K; ++k) {
@@ -375,7 +375,7 @@ TEST(Ukernels, S8WrapsModulo2To32BeyondItsLength) {
     b[size_t(k * N + 1)] = 127;
   }
   std::vector<int32_t> c(size_t(M * N), 0);
-  qtrain_uk_gemm_s8s8s32(M, N, K, a.data(), 0, K, 1, b.data(), 0, N, 1,
+  qtrain_mk_gemm_s8s8s32(M, N, K, a.data(), 0, K, 1, b.data(), 0, N, 1,
                          c.data(), 0, N, 1);
   auto wrap = [](int64_t v) { return int32_t(uint32_t(uint64_t(v))); };
   EXPECT_EQ(c[0], wrap(K * 16384));
@@ -384,7 +384,7 @@ TEST(Ukernels, S8WrapsModulo2To32BeyondItsLength) {
 
 // C += A * B with A the same memory as C (a bufferized contraction may run
 // in place): A is read as it was before the call.
-TEST(Ukernels, InputSharingTheOutputIsReadBeforeWriting) {
+TEST(Microkernels, InputSharingTheOutputIsReadBeforeWriting) {
   const int64_t M = 40, N = 40, K = 40;
   std::mt19937 gen(9);
   std::normal_distribution<float> normal;
@@ -394,7 +394,7 @@ TEST(Ukernels, InputSharingTheOutputIsReadBeforeWriting) {
   for (float &v : b)
     v = normal(gen);
   std::vector<float> before = x;
-  qtrain_uk_gemm_f32(M, N, K, x.data(), 0, K, 1, b.data(), 0, N, 1, x.data(), 0,
+  qtrain_mk_gemm_f32(M, N, K, x.data(), 0, K, 1, b.data(), 0, N, 1, x.data(), 0,
                      N, 1);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
@@ -409,7 +409,7 @@ TEST(Ukernels, InputSharingTheOutputIsReadBeforeWriting) {
     }
 }
 
-TEST(Ukernels, TwoThreadsMatchOne) {
+TEST(Microkernels, TwoThreadsMatchOne) {
   std::mt19937 gen(3);
   std::uniform_int_distribution<int> code(-128, 127);
   const int64_t M = 300, N = 200, K = 700;
@@ -419,12 +419,12 @@ TEST(Ukernels, TwoThreadsMatchOne) {
   for (int8_t &v : b)
     v = int8_t(code(gen));
   std::vector<int32_t> one(size_t(M * N), 0), two(size_t(M * N), 0);
-  qtrain_uk_gemm_s8s8s32(M, N, K, a.data(), 0, K, 1, b.data(), 0, N, 1,
+  qtrain_mk_gemm_s8s8s32(M, N, K, a.data(), 0, K, 1, b.data(), 0, N, 1,
                          one.data(), 0, N, 1);
-  qtrain_uk_set_num_threads(2);
-  qtrain_uk_gemm_s8s8s32(M, N, K, a.data(), 0, K, 1, b.data(), 0, N, 1,
+  qtrain_mk_set_num_threads(2);
+  qtrain_mk_gemm_s8s8s32(M, N, K, a.data(), 0, K, 1, b.data(), 0, N, 1,
                          two.data(), 0, N, 1);
-  qtrain_uk_set_num_threads(1);
+  qtrain_mk_set_num_threads(1);
   EXPECT_EQ(one, two);
 }
 
@@ -465,13 +465,13 @@ void checkConv(const ConvCase &t) {
   for (float &v : y)
     v = normal(gen);
   std::vector<float> y0 = y;
-  qtrain_uk_set_num_threads(t.threads);
-  qtrain_uk_conv2d_nchw_f32(t.N, t.C, t.H, t.W, t.F, t.KH, t.KW, OH, OW,
+  qtrain_mk_set_num_threads(t.threads);
+  qtrain_mk_conv2d_nchw_f32(t.N, t.C, t.H, t.W, t.F, t.KH, t.KW, OH, OW,
                             t.strideH, t.strideW, t.dilationH, t.dilationW,
                             x.data(), xOffset, xs[0], xs[1], xs[2], xs[3],
                             w.data(), 0, ws[0], ws[1], ws[2], ws[3], y.data(),
                             0, ys[0], ys[1], ys[2], ys[3]);
-  qtrain_uk_set_num_threads(1);
+  qtrain_mk_set_num_threads(1);
   int64_t depth = t.C * t.KH * t.KW;
   for (int64_t n = 0; n < t.N; ++n)
     for (int64_t f = 0; f < t.F; ++f)
@@ -507,7 +507,7 @@ void checkConv(const ConvCase &t) {
 // example models' layers (a 3x3 layer, LeNet's 5x5 and its input gradient
 // with 6 output channels) and strides, dilations, strided operands, runs
 // of a panel that cross output rows, two threads.
-TEST(Ukernels, ConvF32MatchesDirectConvolution) {
+TEST(Microkernels, ConvF32MatchesDirectConvolution) {
   const ConvCase cases[] = {
       {2, 32, 26, 26, 64, 3, 3, 1, 1, 1, 1, false, false, false, 1},
       {3, 16, 18, 18, 6, 5, 5, 1, 1, 1, 1, true, true, true, 1},
@@ -523,7 +523,7 @@ TEST(Ukernels, ConvF32MatchesDirectConvolution) {
 // The s8 implicit-GEMM convolution is exact: every output equals the
 // int64 sum wrapped to 32 bits, for random and extreme codes (all -128:
 // the largest products, and the A offset's column sums at their largest).
-TEST(Ukernels, ConvS8MatchesDirectConvolutionExactly) {
+TEST(Microkernels, ConvS8MatchesDirectConvolutionExactly) {
   const ConvCase cases[] = {
       {2, 32, 26, 26, 64, 3, 3, 1, 1, 1, 1, false, false, false, 1},
       {3, 16, 18, 18, 6, 5, 5, 1, 1, 1, 1, true, true, true, 1},
@@ -562,13 +562,13 @@ TEST(Ukernels, ConvS8MatchesDirectConvolutionExactly) {
       for (int32_t &v : y)
         v = int32_t(gen() % 1000) - 500;
       std::vector<int32_t> y0 = y;
-      qtrain_uk_set_num_threads(t.threads);
-      qtrain_uk_conv2d_nchw_s8s8s32(
+      qtrain_mk_set_num_threads(t.threads);
+      qtrain_mk_conv2d_nchw_s8s8s32(
           t.N, t.C, t.H, t.W, t.F, t.KH, t.KW, OH, OW, t.strideH, t.strideW,
           t.dilationH, t.dilationW, x.data(), xOffset, xs[0], xs[1], xs[2],
           xs[3], w.data(), 0, ws[0], ws[1], ws[2], ws[3], y.data(), 0, ys[0],
           ys[1], ys[2], ys[3]);
-      qtrain_uk_set_num_threads(1);
+      qtrain_mk_set_num_threads(1);
       for (int64_t n = 0; n < t.N; ++n)
         for (int64_t f = 0; f < t.F; ++f)
           for (int64_t oh = 0; oh < OH; ++oh)
@@ -598,15 +598,15 @@ TEST(Ukernels, ConvS8MatchesDirectConvolutionExactly) {
 // (C KH KW <= 131071 for 8 x 8 bits) with extreme codes: every product is
 // the largest, (-128)^2, and the channel-blocked words pad C to a multiple
 // of 4; the sum is exact.
-TEST(Ukernels, ConvS8ExactAtMaxAccumulationLength) {
-  const int64_t K = qtrain_uk_max_accumulation_length("s8s8s32", 8, 8);
+TEST(Microkernels, ConvS8ExactAtMaxAccumulationLength) {
+  const int64_t K = qtrain_mk_max_accumulation_length("s8s8s32", 8, 8);
   const int64_t KH = 3, KW = 3, C = K / (KH * KW), F = 2, H = 3, W = 3;
   ASSERT_LE(C * KH * KW, K);
   std::vector<int8_t> x(size_t(C * H * W), -128), w(size_t(F * C * KH * KW));
   for (size_t i = 0; i < w.size(); ++i)
     w[i] = i < w.size() / 2 ? -128 : 127; // filter 1: the most negative sum
   std::vector<int32_t> y(size_t(F), 0);
-  qtrain_uk_conv2d_nchw_s8s8s32(
+  qtrain_mk_conv2d_nchw_s8s8s32(
       1, C, H, W, F, KH, KW, 1, 1, 1, 1, 1, 1, x.data(), 0, C * H * W, H * W, W,
       1, w.data(), 0, C * KH * KW, KH * KW, KW, 1, y.data(), 0, F, 1, 1, 1);
   EXPECT_EQ(int64_t(y[0]), C * KH * KW * 16384);
@@ -614,7 +614,7 @@ TEST(Ukernels, ConvS8ExactAtMaxAccumulationLength) {
 }
 
 // Y sharing memory with X: X is read as it was before the call.
-TEST(Ukernels, ConvInputSharingTheOutputIsReadBeforeWriting) {
+TEST(Microkernels, ConvInputSharingTheOutputIsReadBeforeWriting) {
   const int64_t N = 2, C = 3, H = 6, W = 6, F = 3, K = 1;
   std::mt19937 gen(5);
   std::normal_distribution<float> normal;
@@ -625,7 +625,7 @@ TEST(Ukernels, ConvInputSharingTheOutputIsReadBeforeWriting) {
     v = normal(gen);
   std::vector<float> before = x;
   // A 1x1 convolution with F = C writes the very elements it reads.
-  qtrain_uk_conv2d_nchw_f32(N, C, H, W, F, K, K, H, W, 1, 1, 1, 1, x.data(), 0,
+  qtrain_mk_conv2d_nchw_f32(N, C, H, W, F, K, K, H, W, 1, 1, 1, 1, x.data(), 0,
                             C * H * W, H * W, W, 1, w.data(), 0, C, 1, 1, 1,
                             x.data(), 0, F * H * W, H * W, W, 1);
   for (int64_t n = 0; n < N; ++n)

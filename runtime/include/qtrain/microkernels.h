@@ -1,4 +1,4 @@
-/*===- ukernels.h - qtrain's CPU GEMM microkernels (C API) -------*- C -*-===*
+/*===- microkernels.h - qtrain's CPU GEMM microkernels (C API) -----*- C -*-===*
  *
  * Part of the qtrain project.
  *
@@ -18,20 +18,20 @@
  * The implementation packs panels of A and B (converting on the way: s8 ->
  * u8 for VNNI, f32 -> bf16) and runs AVX-512 microkernels when the CPU has
  * the features (detected once, at the first call), a portable C++ path
- * otherwise. QTRAIN_UKERNELS=portable forces the portable path.
+ * otherwise. QTRAIN_MICROKERNELS=portable forces the portable path.
  *
  * Exactness: the integer kernels are exact (two's complement, wrapping
  * like the linalg form) whenever the true sum fits the accumulator; their
  * overflow-free accumulation lengths are given by
- * qtrain_uk_max_accumulation_length(). f32 kernels accumulate with FMA in
+ * qtrain_mk_max_accumulation_length(). f32 kernels accumulate with FMA in
  * K-blocks (not the sequential order of the loop form): within K * 2^-24
  * * sum |a||b| of the exact product. bf16 rounds A and B to bf16 (nearest
  * even) and accumulates in f32.
  *
  *===----------------------------------------------------------------------===*/
 
-#ifndef QTRAIN_UKERNELS_H
-#define QTRAIN_UKERNELS_H
+#ifndef QTRAIN_MICROKERNELS_H
+#define QTRAIN_MICROKERNELS_H
 
 #include <stdint.h>
 
@@ -43,14 +43,14 @@ extern "C" {
 #endif
 
 /* C += A * B, f32. */
-void qtrain_uk_gemm_f32(int64_t M, int64_t N, int64_t K, const float *a,
+void qtrain_mk_gemm_f32(int64_t M, int64_t N, int64_t K, const float *a,
                         int64_t aOffset, int64_t aStrideM, int64_t aStrideK,
                         const float *b, int64_t bOffset, int64_t bStrideK,
                         int64_t bStrideN, float *c, int64_t cOffset,
                         int64_t cStrideM, int64_t cStrideN);
 
 /* C += A * B with A and B rounded to bf16 (nearest even), f32 sums. */
-void qtrain_uk_gemm_bf16(int64_t M, int64_t N, int64_t K, const float *a,
+void qtrain_mk_gemm_bf16(int64_t M, int64_t N, int64_t K, const float *a,
                          int64_t aOffset, int64_t aStrideM, int64_t aStrideK,
                          const float *b, int64_t bOffset, int64_t bStrideK,
                          int64_t bStrideN, float *c, int64_t cOffset,
@@ -58,7 +58,7 @@ void qtrain_uk_gemm_bf16(int64_t M, int64_t N, int64_t K, const float *a,
 
 /* C += A * B, signed 8-bit codes, 32-bit sums (u8 x s8 VNNI: A is offset
  * by 128 while it is packed and the column sums of B take it out again). */
-void qtrain_uk_gemm_s8s8s32(int64_t M, int64_t N, int64_t K, const int8_t *a,
+void qtrain_mk_gemm_s8s8s32(int64_t M, int64_t N, int64_t K, const int8_t *a,
                             int64_t aOffset, int64_t aStrideM, int64_t aStrideK,
                             const int8_t *b, int64_t bOffset, int64_t bStrideK,
                             int64_t bStrideN, int32_t *c, int64_t cOffset,
@@ -67,7 +67,7 @@ void qtrain_uk_gemm_s8s8s32(int64_t M, int64_t N, int64_t K, const int8_t *a,
 /* C += A * B, signed 16-bit codes (9..16-bit grids), 32-bit sums
  * (vpdpwssd on pairs of k); exact (wrapping like the loop form) whenever
  * the true sum fits. */
-void qtrain_uk_gemm_s16s16s32(int64_t M, int64_t N, int64_t K, const int16_t *a,
+void qtrain_mk_gemm_s16s16s32(int64_t M, int64_t N, int64_t K, const int16_t *a,
                               int64_t aOffset, int64_t aStrideM,
                               int64_t aStrideK, const int16_t *b,
                               int64_t bOffset, int64_t bStrideK,
@@ -77,7 +77,7 @@ void qtrain_uk_gemm_s16s16s32(int64_t M, int64_t N, int64_t K, const int16_t *a,
  * (1..4) bits, bit-serial: q's bit planes are packed 64 to a word and
  * sum q_a q_b = sum_ij 2^(i+j) popcount(a_i & b_j); the centring is taken
  * out with row and column sums. */
-void qtrain_uk_gemm_bitserial(int64_t M, int64_t N, int64_t K, const int8_t *a,
+void qtrain_mk_gemm_bitserial(int64_t M, int64_t N, int64_t K, const int8_t *a,
                               int64_t aOffset, int64_t aStrideM,
                               int64_t aStrideK, const int8_t *b,
                               int64_t bOffset, int64_t bStrideK,
@@ -89,15 +89,15 @@ void qtrain_uk_gemm_bitserial(int64_t M, int64_t N, int64_t K, const int8_t *a,
  * bits) packed once into the layout the kernel streams, stored as
  * q = code + 2^(bits-1): one byte per code at 8 bits, two codes per byte
  * at 4 bits. For a B that many products read (weights between updates);
- * qtrain_uk_gemm_s8_packed_b then multiplies A (signed 8-bit codes) by it
+ * qtrain_mk_gemm_s8_packed_b then multiplies A (signed 8-bit codes) by it
  * without packing B again. Sizes in bytes; -1 for other widths. */
-int64_t qtrain_uk_packed_b_bytes(int64_t N, int64_t K, int32_t bits);
-void qtrain_uk_pack_b(int64_t N, int64_t K, const int8_t *b, int64_t bOffset,
+int64_t qtrain_mk_packed_b_bytes(int64_t N, int64_t K, int32_t bits);
+void qtrain_mk_pack_b(int64_t N, int64_t K, const int8_t *b, int64_t bOffset,
                       int64_t bStrideK, int64_t bStrideN, int32_t bits,
                       void *packed);
-/* C += A * B with B packed by qtrain_uk_pack_b (same N, K, bits); exact
- * like qtrain_uk_gemm_s8s8s32 (sums wrap in 32 bits). */
-void qtrain_uk_gemm_s8_packed_b(int64_t M, int64_t N, int64_t K,
+/* C += A * B with B packed by qtrain_mk_pack_b (same N, K, bits); exact
+ * like qtrain_mk_gemm_s8s8s32 (sums wrap in 32 bits). */
+void qtrain_mk_gemm_s8_packed_b(int64_t M, int64_t N, int64_t K,
                                 const int8_t *a, int64_t aOffset,
                                 int64_t aStrideM, int64_t aStrideK,
                                 const void *packed, int32_t bits, int32_t *c,
@@ -111,12 +111,12 @@ void qtrain_uk_gemm_s8_packed_b(int64_t M, int64_t N, int64_t K,
  * the same for OW. Per image, Y_n[f, (oh, ow)] += W[f, (c, kh, kw)] *
  * patches_n[(c, kh, kw), (oh, ow)], with the patches packed from X
  * straight into the kernel's panels (no im2col buffer). Accumulates like
- * qtrain_uk_gemm_f32 (FMA, K-blocked, K = C KH KW); X or W sharing memory
+ * qtrain_mk_gemm_f32 (FMA, K-blocked, K = C KH KW); X or W sharing memory
  * with Y are read as they were before the call. Images run in parallel
- * with qtrain_uk_set_num_threads. Sizes that do not fit (OH, OW too large
+ * with qtrain_mk_set_num_threads. Sizes that do not fit (OH, OW too large
  * for H, W) run nothing: callers pass the shapes of a verified
  * convolution. */
-void qtrain_uk_conv2d_nchw_f32(
+void qtrain_mk_conv2d_nchw_f32(
     int64_t N, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
     int64_t KW, int64_t OH, int64_t OW, int64_t strideH, int64_t strideW,
     int64_t dilationH, int64_t dilationW, const float *x, int64_t xOffset,
@@ -126,8 +126,8 @@ void qtrain_uk_conv2d_nchw_f32(
     int64_t yStrideN, int64_t yStrideF, int64_t yStrideH, int64_t yStrideW);
 
 /* The same on signed 8-bit codes with 32-bit sums, exact like
- * qtrain_uk_gemm_s8s8s32 (K = C KH KW). */
-void qtrain_uk_conv2d_nchw_s8s8s32(
+ * qtrain_mk_gemm_s8s8s32 (K = C KH KW). */
+void qtrain_mk_conv2d_nchw_s8s8s32(
     int64_t N, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
     int64_t KW, int64_t OH, int64_t OW, int64_t strideH, int64_t strideW,
     int64_t dilationH, int64_t dilationW, const int8_t *x, int64_t xOffset,
@@ -140,16 +140,16 @@ void qtrain_uk_conv2d_nchw_s8s8s32(
  * for any codes of the given widths: kind is "s8s8s32" (bits <= 8),
  * "s16s16s32" (bits <= 16) or "bitserial" (bits <= 4). -1 for an unknown kind
  * or width. */
-int64_t qtrain_uk_max_accumulation_length(const char *kind, int32_t aBits,
+int64_t qtrain_mk_max_accumulation_length(const char *kind, int32_t aBits,
                                           int32_t bBits);
 
 /* Threads a single call may use (default 1). The training step runs the
  * kernels on one thread; the GEMM benchmark uses this for its 2-thread
  * rows. */
-void qtrain_uk_set_num_threads(int32_t threads);
+void qtrain_mk_set_num_threads(int32_t threads);
 
 /* "avx512" or "portable": the path the kernels take on this machine. */
-const char *qtrain_uk_isa(void);
+const char *qtrain_mk_isa(void);
 
 /* The allocator of generated code. qtrain-lower-cpu lowers buffer
  * allocation to MLIR's generic functions _mlir_memref_to_llvm_alloc,
@@ -194,4 +194,4 @@ void qtrain_step_memory_end(int64_t step, int32_t release);
 }
 #endif
 
-#endif /* QTRAIN_UKERNELS_H */
+#endif /* QTRAIN_MICROKERNELS_H */

@@ -1,11 +1,11 @@
-//===- Ukernels.cpp - Blocked, packed GEMMs over the microkernels ---------===//
+//===- Gemm.cpp - Blocked, packed GEMMs over the microkernels -------------===//
 //
 // Part of the qtrain project.
 //
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// The C API of ukernels.h: a BLIS-style loop nest (N blocks, K blocks
+/// The C API of microkernels.h: a BLIS-style loop nest (N blocks, K blocks
 /// with B packed, M blocks with A packed, then MR x NR tiles with the B
 /// panel kept in L1) around the microkernels of Microkernels.h, the
 /// portable microkernels, CPU feature dispatch, the bit-serial GEMM and the
@@ -13,7 +13,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "qtrain/ukernels.h"
+#include "qtrain/microkernels.h"
 
 #include "Driver.h"
 
@@ -33,7 +33,7 @@ namespace qtrain::uk {
 
 namespace {
 bool forcedPortable() {
-  const char *isa = std::getenv("QTRAIN_UKERNELS");
+  const char *isa = std::getenv("QTRAIN_MICROKERNELS");
   return isa && std::strcmp(isa, "portable") == 0;
 }
 bool cpuHasAvx512Base() {
@@ -420,7 +420,7 @@ using namespace qtrain::uk;
 
 extern "C" {
 
-void qtrain_uk_gemm_f32(int64_t M, int64_t N, int64_t K, const float *a,
+void qtrain_mk_gemm_f32(int64_t M, int64_t N, int64_t K, const float *a,
                         int64_t aOffset, int64_t aStrideM, int64_t aStrideK,
                         const float *b, int64_t bOffset, int64_t bStrideK,
                         int64_t bStrideN, float *c, int64_t cOffset,
@@ -431,7 +431,7 @@ void qtrain_uk_gemm_f32(int64_t M, int64_t N, int64_t K, const float *a,
                      hasAvx512F32() ? gemmF32Avx512 : portableGemm<F32>);
 }
 
-void qtrain_uk_gemm_bf16(int64_t M, int64_t N, int64_t K, const float *a,
+void qtrain_mk_gemm_bf16(int64_t M, int64_t N, int64_t K, const float *a,
                          int64_t aOffset, int64_t aStrideM, int64_t aStrideK,
                          const float *b, int64_t bOffset, int64_t bStrideK,
                          int64_t bStrideN, float *c, int64_t cOffset,
@@ -443,7 +443,7 @@ void qtrain_uk_gemm_bf16(int64_t M, int64_t N, int64_t K, const float *a,
                      {c + cOffset, cStrideM, cStrideN}, blocked);
 }
 
-void qtrain_uk_gemm_s8s8s32(int64_t M, int64_t N, int64_t K, const int8_t *a,
+void qtrain_mk_gemm_s8s8s32(int64_t M, int64_t N, int64_t K, const int8_t *a,
                             int64_t aOffset, int64_t aStrideM, int64_t aStrideK,
                             const int8_t *b, int64_t bOffset, int64_t bStrideK,
                             int64_t bStrideN, int32_t *c, int64_t cOffset,
@@ -454,7 +454,7 @@ void qtrain_uk_gemm_s8s8s32(int64_t M, int64_t N, int64_t K, const int8_t *a,
                         hasAvx512Vnni() ? gemmS8Avx512 : portableGemm<S8>);
 }
 
-void qtrain_uk_gemm_s16s16s32(int64_t M, int64_t N, int64_t K, const int16_t *a,
+void qtrain_mk_gemm_s16s16s32(int64_t M, int64_t N, int64_t K, const int16_t *a,
                               int64_t aOffset, int64_t aStrideM,
                               int64_t aStrideK, const int16_t *b,
                               int64_t bOffset, int64_t bStrideK,
@@ -466,7 +466,7 @@ void qtrain_uk_gemm_s16s16s32(int64_t M, int64_t N, int64_t K, const int16_t *a,
                          hasAvx512Vnni() ? gemmS16Avx512 : portableGemm<S16>);
 }
 
-void qtrain_uk_gemm_bitserial(int64_t M, int64_t N, int64_t K, const int8_t *a,
+void qtrain_mk_gemm_bitserial(int64_t M, int64_t N, int64_t K, const int8_t *a,
                               int64_t aOffset, int64_t aStrideM,
                               int64_t aStrideK, const int8_t *b,
                               int64_t bOffset, int64_t bStrideK,
@@ -493,16 +493,16 @@ void qtrain_uk_gemm_bitserial(int64_t M, int64_t N, int64_t K, const int8_t *a,
                 });
 }
 
-int64_t qtrain_uk_packed_b_bytes(int64_t N, int64_t K, int32_t bits) {
+int64_t qtrain_mk_packed_b_bytes(int64_t N, int64_t K, int32_t bits) {
   if ((bits != 8 && bits != 4) || N < 0 || K < 0)
     return -1;
   return (N + kNR - 1) / kNR * packedPanelBytes(K, bits);
 }
 
-void qtrain_uk_pack_b(int64_t N, int64_t K, const int8_t *b, int64_t bOffset,
+void qtrain_mk_pack_b(int64_t N, int64_t K, const int8_t *b, int64_t bOffset,
                       int64_t bStrideK, int64_t bStrideN, int32_t bits,
                       void *packed) {
-  int64_t bytes = qtrain_uk_packed_b_bytes(N, K, bits);
+  int64_t bytes = qtrain_mk_packed_b_bytes(N, K, bits);
   if (bytes < 0)
     std::abort(); // the caller checks the width
   auto *out = static_cast<uint8_t *>(packed);
@@ -523,7 +523,7 @@ void qtrain_uk_pack_b(int64_t N, int64_t K, const int8_t *b, int64_t bOffset,
     }
 }
 
-void qtrain_uk_gemm_s8_packed_b(int64_t M, int64_t N, int64_t K,
+void qtrain_mk_gemm_s8_packed_b(int64_t M, int64_t N, int64_t K,
                                 const int8_t *a, int64_t aOffset,
                                 int64_t aStrideM, int64_t aStrideK,
                                 const void *packed, int32_t bits, int32_t *c,
@@ -532,7 +532,7 @@ void qtrain_uk_gemm_s8_packed_b(int64_t M, int64_t N, int64_t K,
   if (M <= 0 || N <= 0 || K <= 0)
     return;
   if (bits != 8 && bits != 4)
-    std::abort(); // as qtrain_uk_pack_b
+    std::abort(); // as qtrain_mk_pack_b
   View<const int8_t> av{a + aOffset, aStrideM, aStrideK};
   View<int32_t> cv{c + cOffset, cStrideM, cStrideN};
   const auto *bytes = static_cast<const uint8_t *>(packed);
@@ -563,19 +563,19 @@ void qtrain_uk_gemm_s8_packed_b(int64_t M, int64_t N, int64_t K,
        {wStrideF, wStrideC, wStrideKH, wStrideKW}},                            \
       y + yOffset
 
-void qtrain_uk_conv2d_nchw_f32(QTRAIN_CONV_ARGS(float, float)) {
+void qtrain_mk_conv2d_nchw_f32(QTRAIN_CONV_ARGS(float, float)) {
   const int64_t ys[4] = {yStrideN, yStrideF, yStrideH, yStrideW};
   conv2d<float, float>(QTRAIN_CONV_VIEWS, ys,
                        hasAvx512F32() ? convF32Avx512 : portableConvF32);
 }
 
-void qtrain_uk_conv2d_nchw_s8s8s32(QTRAIN_CONV_ARGS(int8_t, int32_t)) {
+void qtrain_mk_conv2d_nchw_s8s8s32(QTRAIN_CONV_ARGS(int8_t, int32_t)) {
   const int64_t ys[4] = {yStrideN, yStrideF, yStrideH, yStrideW};
   conv2d<int8_t, int32_t>(QTRAIN_CONV_VIEWS, ys,
                           hasAvx512Vnni() ? convS8Avx512 : portableConvS8);
 }
 
-int64_t qtrain_uk_max_accumulation_length(const char *kind, int32_t aBits,
+int64_t qtrain_mk_max_accumulation_length(const char *kind, int32_t aBits,
                                           int32_t bBits) {
   int maxBits = 0;
   if (std::strcmp(kind, "s8s8s32") == 0)
@@ -593,11 +593,11 @@ int64_t qtrain_uk_max_accumulation_length(const char *kind, int32_t aBits,
   return ((int64_t(1) << 31) - 1) / largest;
 }
 
-void qtrain_uk_set_num_threads(int32_t threads) {
+void qtrain_mk_set_num_threads(int32_t threads) {
   numThreads.store(std::max(1, threads), std::memory_order_relaxed);
 }
 
-const char *qtrain_uk_isa(void) {
+const char *qtrain_mk_isa(void) {
   return hasAvx512Vnni() ? "avx512" : "portable";
 }
 
