@@ -1,4 +1,4 @@
-//===- MicrokernelsTests.cpp - The CPU GEMM microkernels ----------------------===//
+//===- MicrokernelsTests.cpp - The CPU GEMM microkernels ------------------===//
 //
 // Part of the qtrain project.
 //
