@@ -7,7 +7,7 @@
 
 #include "qtrain/Target/Bundle/Bundle.h"
 
-#include "QTrain/QTrainAttrs.h"
+#include "QTrain/QTrainDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -203,24 +203,23 @@ FailureOr<StepInfo> mlir::qtrain::collectStepInfo(ModuleOp module) {
 
   // The kernel kind of each product of the training step at each precision
   // (qtrain-integer-kernels); a forward variant serves every backward bits.
+  QTrainDialect::VariantAttrHelper variantAttr =
+      module.getContext()
+          ->getOrLoadDialect<QTrainDialect>()
+          ->getVariantAttrHelper();
   for (auto fn : module.getOps<func::FuncOp>()) {
-    auto variant = fn->getAttrOfType<DictionaryAttr>(kVariantAttrName);
-    if (!variant || !fn.getSymName().starts_with("train_step_"))
+    VariantAttr variant = variantAttr.getAttr(fn);
+    if (!variant || !fn.getSymName().starts_with("train_step_") ||
+        variant.getSite() >= static_cast<int64_t>(info.sites.size()))
       continue;
-    auto site = variant.getAs<IntegerAttr>("site");
-    auto product = variant.getAs<StringAttr>("product");
-    auto bits = variant.getAs<IntegerAttr>("bits");
-    auto gradBits = variant.getAs<IntegerAttr>("grad_bits");
-    auto kernel = variant.getAs<StringAttr>("kernel");
-    if (!site || !product || !bits || !gradBits || site.getInt() < 0 ||
-        site.getInt() >= static_cast<int64_t>(info.sites.size()))
-      continue;
-    SiteInfo &s = info.sites[site.getInt()];
-    bool forward = product.getValue() == "forward";
+    SiteInfo &s = info.sites[variant.getSite()];
+    bool forward = variant.getProduct() == ProductKind::Forward;
     for (auto [i, p] : llvm::enumerate(s.precisions))
-      if (p.first == bits.getInt() &&
-          (forward || p.second == gradBits.getInt()))
-        s.kernels[i][product.str()] = kernel ? kernel.str() : "f32";
+      if (p.first == static_cast<int>(variant.getBits()) &&
+          (forward || p.second == static_cast<int>(variant.getGradBits())))
+        s.kernels[i][stringifyProductKind(variant.getProduct()).str()] =
+            stringifyKernelKind(variant.getKernel().value_or(KernelKind::F32))
+                .str();
   }
   return info;
 }
