@@ -127,6 +127,41 @@ void FloatFormatAttr::print(AsmPrinter &printer) const {
 }
 
 //===----------------------------------------------------------------------===//
+// VariantAttr
+//===----------------------------------------------------------------------===//
+
+/// Widest codes of an i8 kernel.
+static constexpr unsigned kMaxI8CodeBits = 8;
+
+LogicalResult VariantAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  int64_t site, ProductKind product,
+                                  unsigned bits, unsigned gradBits,
+                                  std::optional<KernelKind> kernel) {
+  if (site < 0)
+    return emitError() << "variant site must be non-negative, got " << site;
+  if (bits > kMaxGridBits || gradBits > kMaxGridBits)
+    return emitError() << "variant bits must be in [0, " << kMaxGridBits
+                       << "] (0 = fp32), got bits = " << bits
+                       << ", grad_bits = " << gradBits;
+  // A forward product reads no error, so one variant serves every
+  // backward precision.
+  if (product == ProductKind::Forward && gradBits != 0)
+    return emitError() << "a forward variant has grad_bits = 0, got "
+                       << gradBits;
+  if (kernel != KernelKind::I8 && kernel != KernelKind::I16)
+    return success();
+  if (bits == 0)
+    return emitError() << "the full-precision variant has no "
+                       << stringifyKernelKind(*kernel) << " kernel";
+  if (kernel == KernelKind::I8 &&
+      (bits > kMaxI8CodeBits || gradBits > kMaxI8CodeBits))
+    return emitError() << "an i8 kernel takes codes of at most "
+                       << kMaxI8CodeBits << " bits, got bits = " << bits
+                       << ", grad_bits = " << gradBits;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Schedules
 //===----------------------------------------------------------------------===//
 

@@ -43,15 +43,10 @@ inline constexpr llvm::StringLiteral kLayerAttrName = "qtrain.layer";
 /// Name of the discardable attribute that says which product of a layer an
 /// op computes: "forward", "input_grad" or "weight_grad".
 inline constexpr llvm::StringLiteral kProductAttrName = "qtrain.product";
-/// Name of the discardable attribute on the main integer contraction of a
-/// product (qtrain-integer-kernels): the bit widths of its two operands'
-/// codes, [a, b]. A lowering hint that qtrain-drop-annotations keeps and
-/// qtrain-microkernels consumes (it picks the bit-serial kernel for narrow
-/// codes).
-inline constexpr llvm::StringLiteral kCodeBitsAttrName = "qtrain.code_bits";
-/// Name of the attribute of a kernel variant function: {site, product,
-/// bits, grad_bits}.
-inline constexpr llvm::StringLiteral kVariantAttrName = "qtrain.variant";
+// qtrain.variant and qtrain.code_bits, the contracts between the kernel
+// passes and the lowering, are the dialect's typed discardable attributes
+// (QTrainDialect.td): QTrainDialect::getVariantAttrHelper() and
+// getCodeBitsAttrHelper() name, get and set them.
 /// Name of the module attribute that lists the kernel sites and their
 /// variants, for the bundle manifest.
 inline constexpr llvm::StringLiteral kSitesAttrName = "qtrain.sites";

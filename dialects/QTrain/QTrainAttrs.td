@@ -106,6 +106,27 @@ def QTrain_PeriodConvention : I32EnumAttr<"PeriodConvention",
   let genSpecializedAttr = 0;
 }
 
+def QTrain_ProductKind : I32EnumAttr<"ProductKind",
+    "which product of a kernel site an op or a variant computes", [
+    I32EnumAttrCase<"Forward", 0, "forward">,
+    I32EnumAttrCase<"InputGrad", 1, "input_grad">,
+    I32EnumAttrCase<"WeightGrad", 2, "weight_grad">,
+  ]> {
+  let cppNamespace = "::mlir::qtrain";
+  let genSpecializedAttr = 0;
+}
+
+def QTrain_KernelKind : I32EnumAttr<"KernelKind",
+    "the arithmetic a kernel variant's products run in", [
+    I32EnumAttrCase<"F32", 0, "f32">,
+    I32EnumAttrCase<"I8", 1, "i8">,
+    I32EnumAttrCase<"I16", 2, "i16">,
+    I32EnumAttrCase<"F64", 3, "f64">,
+  ]> {
+  let cppNamespace = "::mlir::qtrain";
+  let genSpecializedAttr = 0;
+}
+
 //===----------------------------------------------------------------------===//
 // GranularityAttr
 //===----------------------------------------------------------------------===//
@@ -197,6 +218,48 @@ def QTrain_FloatFormatAttr : QTrain_Attr<"FloatFormat", "float"> {
     int getMaxExponent() const;
     /// Smallest unbiased exponent of a normal value, 1 - full bias.
     int getMinNormalExponent() const { return 1 - getFullBias(); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// VariantAttr
+//===----------------------------------------------------------------------===//
+
+def QTrain_VariantAttr : QTrain_Attr<"Variant", "variant"> {
+  let summary = "What a kernel variant function computes";
+  let description = [{
+    `qtrain-materialize-variants` outlines each product of a kernel site
+    into one function per precision and tags it `qtrain.variant` with this
+    attribute: the `site` (a non-negative index), the `product` (`forward`,
+    `input_grad` or `weight_grad`) and the forward and backward bitwidths
+    `bits` and `grad_bits` (0 to 16, 0 = fp32; a forward product does not
+    depend on the backward bits, so its `grad_bits` is 0).
+    `qtrain-integer-kernels` adds `kernel`: the arithmetic of the variant's
+    products, `i8` or `i16` integer codes, `f32` (a product that stays on
+    fake-quantized values) or `f64` (the reference of `f64-reference`). The
+    bundle manifest reads it for each site's kernel kinds.
+
+    ```mlir
+    #qtrain.variant<site = 0, product = forward, bits = 4, grad_bits = 0>
+    #qtrain.variant<site = 1, product = weight_grad, bits = 4, grad_bits = 8,
+                    kernel = i8>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$site,
+    EnumParameter<QTrain_ProductKind>:$product,
+    "unsigned":$bits,
+    "unsigned":$grad_bits,
+    OptionalParameter<"std::optional<::mlir::qtrain::KernelKind>">:$kernel
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The same variant with `kernel` set.
+    VariantAttr withKernel(KernelKind kernel) const {
+      return get(getContext(), getSite(), getProduct(), getBits(),
+                 getGradBits(), kernel);
+    }
   }];
 }
 

@@ -84,11 +84,12 @@ LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
                            << "' must be a #qtrain.role, got "
                            << attr.getValue();
   }
-  if (attr.getName() == kVariantAttrName) {
-    if (isa<DictionaryAttr>(attr.getValue()))
+  if (attr.getName() == getVariantAttrHelper().getName()) {
+    if (isa<VariantAttr>(attr.getValue()))
       return success();
-    return op->emitError() << "'" << kVariantAttrName
-                           << "' must be a dictionary, got " << attr.getValue();
+    return op->emitError() << "'" << VariantAttrHelper::getNameStr()
+                           << "' must be a #qtrain.variant, got "
+                           << attr.getValue();
   }
   if (attr.getName() == kSitesAttrName) {
     if (isa<ArrayAttr>(attr.getValue()))
@@ -112,21 +113,20 @@ LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
   }
   if (attr.getName() == kProductAttrName) {
     auto product = dyn_cast<StringAttr>(attr.getValue());
-    if (product && llvm::is_contained({"forward", "input_grad", "weight_grad"},
-                                      product.getValue()))
+    if (product && symbolizeProductKind(product.getValue()))
       return success();
     return op->emitError() << "'" << kProductAttrName
                            << "' must be \"forward\", \"input_grad\" or "
                               "\"weight_grad\", got "
                            << attr.getValue();
   }
-  if (attr.getName() == kCodeBitsAttrName) {
+  if (attr.getName() == getCodeBitsAttrHelper().getName()) {
     auto bits = dyn_cast<DenseI32ArrayAttr>(attr.getValue());
     if (bits && bits.size() == 2 &&
         llvm::all_of(bits.asArrayRef(),
                      [](int32_t b) { return b >= 1 && b <= 16; }))
       return success();
-    return op->emitError() << "'" << kCodeBitsAttrName
+    return op->emitError() << "'" << CodeBitsAttrHelper::getNameStr()
                            << "' must be array<i32: a, b> with 1 <= a, b <= "
                               "16, got "
                            << attr.getValue();

@@ -27,6 +27,20 @@ def QTrain_Dialect : Dialect {
     reference in `runtime/` (`qtrain/runtime/Quantize.h`, `FloatFormat.h`,
     `Schedule.h`); lowered code is tested against it bit for bit.
   }];
+  // The contracts between passes that ride on ops as discardable
+  // attributes, with typed helpers (QTrainDialect::getVariantAttrHelper()):
+  // - qtrain.variant, on a kernel variant function (a #qtrain.variant):
+  //   set by qtrain-materialize-variants, completed by
+  //   qtrain-integer-kernels, read for the bundle manifest.
+  // - qtrain.code_bits, on the main integer contraction of a product: the
+  //   bit widths [a, b] of its two operands' codes (qtrain-integer-kernels).
+  //   A lowering hint that qtrain-drop-annotations keeps and
+  //   qtrain-microkernels consumes (it picks the bit-serial kernel for
+  //   narrow codes).
+  let discardableAttrs = (ins
+    "::mlir::qtrain::VariantAttr":$variant,
+    "::mlir::DenseI32ArrayAttr":$code_bits
+  );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;

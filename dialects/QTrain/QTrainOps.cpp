@@ -272,8 +272,7 @@ LogicalResult KernelOp::verify() {
       !isa<linalg::LinalgOp>(product))
     return emitOpError("must yield one result of a linalg op in its body "
                        "(the product)");
-  if (getProduct() != "forward" && getProduct() != "input_grad" &&
-      getProduct() != "weight_grad")
+  if (!symbolizeProductKind(getProduct()))
     return emitOpError("product must be forward, input_grad or weight_grad, "
                        "got '")
            << getProduct() << "'";

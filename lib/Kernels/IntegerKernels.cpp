@@ -724,9 +724,8 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
   int32_t first = int32_t(factors[0].bits), second = int32_t(factors[1].bits);
   if (t1->swapped)
     std::swap(first, second);
-  t1->sum->setAttr(
-      kCodeBitsAttrName,
-      DenseI32ArrayAttr::get(t1->sum->getContext(), {first, second}));
+  ctx->getLoadedDialect<QTrainDialect>()->getCodeBitsAttrHelper().setAttr(
+      t1->sum, DenseI32ArrayAttr::get(ctx, {first, second}));
   op->replaceAllUsesWith(epilogue->getResults());
   op->erase();
   // The factors may share their quantizer and chain (x * x): erase each op
@@ -797,12 +796,13 @@ static bool widenToF64(linalg::LinalgOp op) {
 void IntegerKernelsPass::runOnOperation() {
   ModuleOp module = getOperation();
   std::set<std::pair<int64_t, std::string>> reported;
+  QTrainDialect::VariantAttrHelper variantAttr =
+      getContext().getLoadedDialect<QTrainDialect>()->getVariantAttrHelper();
   for (auto fn : module.getOps<func::FuncOp>()) {
-    auto variant = fn->getAttrOfType<DictionaryAttr>(kVariantAttrName);
+    VariantAttr variant = variantAttr.getAttr(fn);
     // Variants already specialized (they carry `kernel`) stay as they are.
-    if (!variant || variant.get("kernel"))
+    if (!variant || variant.getKernel())
       continue;
-    auto bits = variant.getAs<IntegerAttr>("bits");
     SmallVector<linalg::LinalgOp> products;
     fn.walk([&](linalg::LinalgOp op) {
       if (op->hasAttr(kProductAttrName))
@@ -819,9 +819,7 @@ void IntegerKernelsPass::runOnOperation() {
           return signalPassFailure();
         }
       }
-      NamedAttrList attrs(variant);
-      attrs.set("kernel", StringAttr::get(&getContext(), "f64"));
-      fn->setAttr(kVariantAttrName, attrs.getDictionary(&getContext()));
+      variantAttr.setAttr(fn, variant.withKernel(KernelKind::F64));
       continue;
     }
     for (linalg::LinalgOp op : products) {
@@ -837,7 +835,7 @@ void IntegerKernelsPass::runOnOperation() {
       ++numFloat;
       anyFloat = true;
       // The full-precision variant is f32 by design.
-      if (bits && bits.getInt() == 0)
+      if (variant.getBits() == 0)
         continue;
       if (site && product &&
           reported.insert({site.getInt(), product.getValue().str()}).second)
@@ -848,11 +846,9 @@ void IntegerKernelsPass::runOnOperation() {
                 " stays f32: " + **reason)
                    .str();
     }
-    StringRef kernel = anyFloat || codeBits == 0 ? "f32"
-                       : codeBits == 8           ? "i8"
-                                                 : "i16";
-    NamedAttrList attrs(variant);
-    attrs.set("kernel", StringAttr::get(&getContext(), kernel));
-    fn->setAttr(kVariantAttrName, attrs.getDictionary(&getContext()));
+    KernelKind kernel = anyFloat || codeBits == 0 ? KernelKind::F32
+                        : codeBits == 8           ? KernelKind::I8
+                                                  : KernelKind::I16;
+    variantAttr.setAttr(fn, variant.withKernel(kernel));
   }
 }

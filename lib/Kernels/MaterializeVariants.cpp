@@ -117,14 +117,11 @@ static func::FuncOp buildVariant(ModuleOp module, const Outline &o, Precision p,
   auto fn = func::FuncOp::create(
       b, o.product->getLoc(), name,
       FunctionType::get(ctx, argTypes, o.product->getResultTypes()));
-  // Public: each variant is a symbol of the bundle's library.
-  fn->setAttr(
-      kVariantAttrName,
-      b.getDictionaryAttr(
-          {b.getNamedAttr("site", b.getI64IntegerAttr(o.site)),
-           b.getNamedAttr("product", b.getStringAttr(o.kind)),
-           b.getNamedAttr("bits", b.getI32IntegerAttr(p.bits)),
-           b.getNamedAttr("grad_bits", b.getI32IntegerAttr(p.gradBits))}));
+  // Public: each variant is a symbol of the bundle's library. The kernel
+  // verified the product's name.
+  ctx->getLoadedDialect<QTrainDialect>()->getVariantAttrHelper().setAttr(
+      fn, VariantAttr::get(ctx, o.site, *symbolizeProductKind(o.kind), p.bits,
+                           p.gradBits, /*kernel=*/std::nullopt));
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
   IRMapping map;

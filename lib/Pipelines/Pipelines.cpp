@@ -261,7 +261,7 @@ static void registerStepPipeline(
           return failure();
         return build(pm, options, error);
       },
-      [](function_ref<void(const detail::PassOptions &)> handler) {
+      [](function_ref<void(const mlir::detail::PassOptions &)> handler) {
         handler(StepPipelineOptions());
       });
 }

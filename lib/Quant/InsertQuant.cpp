@@ -114,16 +114,47 @@ static std::optional<WeightSite> findWeight(linalg::LinalgOp layer,
   return WeightSite{use, *axis};
 }
 
-// The runtime's cycle shapes (the reference, runtime/Schedule.h) and the
-// dialect's (QTrainAttrs.td) are one list in one order, so that a shape
-// converts by value.
-static_assert(int(rt::CycleShape::Cosine) == int(ShapeKind::Cosine) &&
-                  int(rt::CycleShape::Linear) == int(ShapeKind::Linear) &&
-                  int(rt::CycleShape::Exponential) ==
-                      int(ShapeKind::Exponential) &&
-                  int(rt::CycleShape::Rex) == int(ShapeKind::Rex) &&
-                  unsigned(rt::CycleShape::Rex) == getMaxEnumValForShapeKind(),
+/// Whether `pairs` lists the enumerators of a runtime enum and of the
+/// dialect's enum of the same name side by side, each pair the same number,
+/// in order from 0, and the dialect has no enumerator beyond the list
+/// (`dialectMax`, its largest value).
+template <typename RuntimeEnum, typename DialectEnum, size_t N>
+static constexpr bool
+sameEnumerators(const std::pair<RuntimeEnum, DialectEnum> (&pairs)[N],
+                uint64_t dialectMax) {
+  for (size_t i = 0; i < N; ++i)
+    if (uint64_t(pairs[i].first) != i || uint64_t(pairs[i].second) != i)
+      return false;
+  return dialectMax == N - 1;
+}
+
+// The runtime's schedule enums (the reference, runtime/Schedule.h) and the
+// dialect's (QTrainAttrs.td) are one list each in one order, so that toAttr
+// converts them by value.
+static_assert(sameEnumerators<rt::CycleShape, ShapeKind>(
+                  {{rt::CycleShape::Cosine, ShapeKind::Cosine},
+                   {rt::CycleShape::Linear, ShapeKind::Linear},
+                   {rt::CycleShape::Exponential, ShapeKind::Exponential},
+                   {rt::CycleShape::Rex, ShapeKind::Rex}},
+                  getMaxEnumValForShapeKind()),
               "rt::CycleShape and the dialect's ShapeKind differ");
+static_assert(sameEnumerators<rt::CycleMode, CycleMode>(
+                  {{rt::CycleMode::Repeated, CycleMode::Repeated},
+                   {rt::CycleMode::Triangular, CycleMode::Triangular}},
+                  getMaxEnumValForCycleMode()),
+              "rt::CycleMode and the dialect's CycleMode differ");
+static_assert(sameEnumerators<rt::CycleFlip, Flip>(
+                  {{rt::CycleFlip::None, Flip::None},
+                   {rt::CycleFlip::Vertical, Flip::Vertical},
+                   {rt::CycleFlip::Horizontal, Flip::Horizontal}},
+                  getMaxEnumValForFlip()),
+              "rt::CycleFlip and the dialect's Flip differ");
+static_assert(sameEnumerators<rt::PeriodConvention, PeriodConvention>(
+                  {{rt::PeriodConvention::Floor, PeriodConvention::Floor},
+                   {rt::PeriodConvention::FloorPlusOne,
+                    PeriodConvention::FloorPlusOne}},
+                  getMaxEnumValForPeriodConvention()),
+              "rt::PeriodConvention and the dialect's PeriodConvention differ");
 
 /// The schedule of the command line as a dialect attribute.
 static Attribute toAttr(MLIRContext *ctx, const rt::Schedule &s) {
@@ -135,15 +166,10 @@ static Attribute toAttr(MLIRContext *ctx, const rt::Schedule &s) {
   case rt::ScheduleKind::Cyclic:
     break;
   }
-  auto shape = static_cast<ShapeKind>(static_cast<int>(s.shape));
-  auto mode = s.mode == rt::CycleMode::Repeated ? CycleMode::Repeated
-                                                : CycleMode::Triangular;
-  Flip flip = s.flip == rt::CycleFlip::None       ? Flip::None
-              : s.flip == rt::CycleFlip::Vertical ? Flip::Vertical
-                                                  : Flip::Horizontal;
-  PeriodConvention period = s.period == rt::PeriodConvention::Floor
-                                ? PeriodConvention::Floor
-                                : PeriodConvention::FloorPlusOne;
+  auto shape = static_cast<ShapeKind>(s.shape);
+  auto mode = static_cast<CycleMode>(s.mode);
+  auto flip = static_cast<Flip>(s.flip);
+  auto period = static_cast<PeriodConvention>(s.period);
   return CyclicScheduleAttr::get(ctx, shape, mode, flip, s.minBits, s.maxBits,
                                  s.cycles, period);
 }

@@ -8,7 +8,7 @@
 // CHECK-LABEL: func.func @longest_i32
 //       CHECK:   outs(%{{.*}} : tensor<1x1xi32>) attrs = {qtrain.code_bits = array<i32: 8, 8>
 func.func @longest_i32(%x: tensor<1x131071xf32>, %w: tensor<131071x1xf32>, %init: tensor<1x1xf32>) -> tensor<1x1xf32>
-    attributes {qtrain.variant = {bits = 8 : i32, grad_bits = 0 : i32, product = "forward", site = 0 : i64}} {
+    attributes {qtrain.variant = #qtrain.variant<site = 0, product = forward, bits = 8, grad_bits = 0>} {
   %b = arith.constant 8 : i32
   %xq = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<1x131071xf32>
   %wq = qtrain.fake_quant %w, %b role weight rounding nearest_even granularity<per_tensor> : tensor<131071x1xf32>
@@ -21,7 +21,7 @@ func.func @longest_i32(%x: tensor<1x131071xf32>, %w: tensor<131071x1xf32>, %init
 // CHECK-LABEL: func.func @one_more_term_i64
 //       CHECK:   outs(%{{.*}} : tensor<1x1xi64>) attrs = {qtrain.code_bits = array<i32: 8, 8>
 func.func @one_more_term_i64(%x: tensor<1x131072xf32>, %w: tensor<131072x1xf32>, %init: tensor<1x1xf32>) -> tensor<1x1xf32>
-    attributes {qtrain.variant = {bits = 8 : i32, grad_bits = 0 : i32, product = "forward", site = 0 : i64}} {
+    attributes {qtrain.variant = #qtrain.variant<site = 0, product = forward, bits = 8, grad_bits = 0>} {
   %b = arith.constant 8 : i32
   %xq = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<1x131072xf32>
   %wq = qtrain.fake_quant %w, %b role weight rounding nearest_even granularity<per_tensor> : tensor<131072x1xf32>

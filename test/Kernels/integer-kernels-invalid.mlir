@@ -5,10 +5,10 @@
 // says why; the f64 reference refuses dynamic shapes outright.
 
 // CHECK-LABEL: func.func @dynamic_b4
-//  CHECK-SAME:   kernel = "f32"
+//  CHECK-SAME:   kernel = f32
 // REF: error: qtrain-integer-kernels: f64-reference: the product is not a multiply-accumulate of two operands with a static shape
 func.func @dynamic_b4(%x: tensor<?x16xf32>, %w: tensor<16x4xf32>, %init: tensor<?x4xf32>) -> tensor<?x4xf32>
-    attributes {qtrain.variant = {bits = 4 : i32, grad_bits = 0 : i32, product = "forward", site = 0 : i64}} {
+    attributes {qtrain.variant = #qtrain.variant<site = 0, product = forward, bits = 4, grad_bits = 0>} {
   %b = arith.constant 4 : i32
   %xq = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<?x16xf32>
   %wq = qtrain.fake_quant %w, %b role weight rounding nearest_even granularity<per_tensor> : tensor<16x4xf32>
@@ -21,9 +21,9 @@ func.func @dynamic_b4(%x: tensor<?x16xf32>, %w: tensor<16x4xf32>, %init: tensor<
 
 // An operand that is not quantized.
 // CHECK-LABEL: func.func @unquantized_b4
-//  CHECK-SAME:   kernel = "f32"
+//  CHECK-SAME:   kernel = f32
 func.func @unquantized_b4(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %init: tensor<8x4xf32>) -> tensor<8x4xf32>
-    attributes {qtrain.variant = {bits = 4 : i32, grad_bits = 0 : i32, product = "forward", site = 1 : i64}} {
+    attributes {qtrain.variant = #qtrain.variant<site = 1, product = forward, bits = 4, grad_bits = 0>} {
   %b = arith.constant 4 : i32
   %xq = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<8x16xf32>
   // expected-remark @below {{site 1 forward stays f32: an operand is not an integer-grid quantizer seen through zero padding and transposes}}
@@ -35,9 +35,9 @@ func.func @unquantized_b4(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %init: ten
 
 // A product that is not a multiply-accumulate (a max-reduction).
 // CHECK-LABEL: func.func @not_mac_b4
-//  CHECK-SAME:   kernel = "f32"
+//  CHECK-SAME:   kernel = f32
 func.func @not_mac_b4(%x: tensor<8x16xf32>, %w: tensor<8x16xf32>, %init: tensor<8xf32>) -> tensor<8xf32>
-    attributes {qtrain.variant = {bits = 4 : i32, grad_bits = 0 : i32, product = "forward", site = 2 : i64}} {
+    attributes {qtrain.variant = #qtrain.variant<site = 2, product = forward, bits = 4, grad_bits = 0>} {
   %b = arith.constant 4 : i32
   %xq = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<8x16xf32>
   %wq = qtrain.fake_quant %w, %b role weight rounding nearest_even granularity<per_tensor> : tensor<8x16xf32>

@@ -10,7 +10,7 @@
 // on its codes; the four terms accumulate in i32 (K = 16: 16 * 8 * 8 fits);
 // the corrections collapse the loops private to the masked operand.
 // CHECK-LABEL: func.func @linear_b4
-//  CHECK-SAME:   kernel = "i8"
+//  CHECK-SAME:   kernel = i8
 //       CHECK:   %[[CX:.*]], %[[SX:.*]], %[[LX:.*]] = qtrain.quantize %arg0, 4 role activation rounding nearest_even granularity<per_tensor> : tensor<8x16xf32> -> tensor<8x16xi8>, tensor<f32>
 //       CHECK:   %[[CW:.*]], %[[SW:.*]], %[[LW:.*]] = qtrain.quantize %arg1, 4 role weight rounding nearest_even granularity<per_channel, axis = 0> : tensor<4x16xf32> -> tensor<4x16xi8>, tensor<4xf32>
 //       CHECK:   %[[CWT:.*]] = linalg.transpose ins(%[[CW]] : tensor<4x16xi8>) outs(%{{.*}} : tensor<16x4xi8>) permutation = [1, 0]
@@ -39,14 +39,14 @@
 //       CHECK:     arith.truncf %{{.*}} : f64 to f32
 //   CHECK-NOT:   qtrain.fake_quant
 // REF-LABEL: func.func @linear_b4
-//  REF-SAME:   kernel = "f64"
+//  REF-SAME:   kernel = f64
 //       REF:   qtrain.fake_quant
 //       REF:   qtrain.fake_quant
 //       REF:   linalg.generic {{.*}} outs(%{{.*}} : tensor<8x4xf64>) attrs = {qtrain.layer = 0 : i64, qtrain.product = "forward"}
 //       REF:     arith.extf
 //       REF:   arith.truncf %{{.*}} : f64 to f32
 func.func @linear_b4(%x: tensor<8x16xf32>, %w: tensor<4x16xf32>, %init: tensor<8x4xf32>) -> tensor<8x4xf32>
-    attributes {qtrain.variant = {bits = 4 : i32, grad_bits = 0 : i32, product = "forward", site = 0 : i64}} {
+    attributes {qtrain.variant = #qtrain.variant<site = 0, product = forward, bits = 4, grad_bits = 0>} {
   %b = arith.constant 4 : i32
   %xq = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<8x16xf32>
   %wq = qtrain.fake_quant %w, %b role weight rounding nearest_even granularity<per_channel, axis = 0> : tensor<4x16xf32>
@@ -61,7 +61,7 @@ func.func @linear_b4(%x: tensor<8x16xf32>, %w: tensor<4x16xf32>, %init: tensor<8
 // 12 bits: i16 codes; T1 accumulates in i64 (K * 2^11 * 2^11 >= 2^31),
 // the corrections (at most K * 2^11) in i32.
 // CHECK-LABEL: func.func @wide_b12
-//  CHECK-SAME:   kernel = "i16"
+//  CHECK-SAME:   kernel = i16
 //       CHECK:   qtrain.quantize %arg0, 12 {{.*}} -> tensor<8x1024xi16>, tensor<f32>
 //       CHECK:   outs(%{{.*}} : tensor<8x4xi64>) attrs = {qtrain.code_bits = array<i32: 12, 12>, qtrain.layer = 1 : i64
 //       CHECK:   arith.extsi %{{.*}} : i16 to i64
@@ -69,7 +69,7 @@ func.func @linear_b4(%x: tensor<8x16xf32>, %w: tensor<4x16xf32>, %init: tensor<8
 //       CHECK:   outs(%{{.*}} : tensor<1x4xi32>)
 //       CHECK:   outs(%{{.*}} : tensor<1x1xi32>)
 func.func @wide_b12(%x: tensor<8x1024xf32>, %w: tensor<1024x4xf32>, %init: tensor<8x4xf32>) -> tensor<8x4xf32>
-    attributes {qtrain.variant = {bits = 12 : i32, grad_bits = 0 : i32, product = "forward", site = 1 : i64}} {
+    attributes {qtrain.variant = #qtrain.variant<site = 1, product = forward, bits = 12, grad_bits = 0>} {
   %b = arith.constant 12 : i32
   %xq = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<8x1024xf32>
   %wq = qtrain.fake_quant %w, %b role weight rounding nearest_even granularity<per_tensor> : tensor<1024x4xf32>
@@ -103,7 +103,7 @@ func.func @wide_b12(%x: tensor<8x1024xf32>, %w: tensor<1024x4xf32>, %init: tenso
 //       CHECK:   outs(%{{.*}} : tensor<1x3x6x6xi32>)
 //       CHECK:   outs(%{{.*}} : tensor<1x1x6x6xi32>)
 func.func @conv_b8(%x: tensor<2x1x6x6xf32>, %w: tensor<3x1x3x3xf32>, %init: tensor<2x3x6x6xf32>) -> tensor<2x3x6x6xf32>
-    attributes {qtrain.variant = {bits = 8 : i32, grad_bits = 0 : i32, product = "forward", site = 2 : i64}} {
+    attributes {qtrain.variant = #qtrain.variant<site = 2, product = forward, bits = 8, grad_bits = 0>} {
   %b = arith.constant 8 : i32
   %zero = arith.constant 0.0 : f32
   %xq = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<2x1x6x6xf32>
@@ -130,7 +130,7 @@ func.func @conv_b8(%x: tensor<2x1x6x6xf32>, %w: tensor<3x1x3x3xf32>, %init: tens
 //       CHECK:   tensor.expand_shape %[[GEMM]] {{.*}} into tensor<3x2x6x6xi32>
 //       CHECK:   linalg.transpose ins(%{{.*}} : tensor<3x2x6x6xi32>) outs(%{{.*}} : tensor<2x3x6x6xi32>) permutation = [1, 0, 2, 3]
 func.func @conv_b2(%x: tensor<2x1x6x6xf32>, %w: tensor<3x1x3x3xf32>, %init: tensor<2x3x6x6xf32>) -> tensor<2x3x6x6xf32>
-    attributes {qtrain.variant = {bits = 2 : i32, grad_bits = 0 : i32, product = "forward", site = 2 : i64}} {
+    attributes {qtrain.variant = #qtrain.variant<site = 2, product = forward, bits = 2, grad_bits = 0>} {
   %b = arith.constant 2 : i32
   %zero = arith.constant 0.0 : f32
   %xq = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<2x1x6x6xf32>
@@ -149,11 +149,11 @@ func.func @conv_b2(%x: tensor<2x1x6x6xf32>, %w: tensor<3x1x3x3xf32>, %init: tens
 // The input gradient of a layer with per-output-channel weights sums over
 // those channels: no single integer product; it stays f32, with a remark.
 // CHECK-LABEL: func.func @input_grad_b4_g8
-//  CHECK-SAME:   kernel = "f32"
+//  CHECK-SAME:   kernel = f32
 //       CHECK:   qtrain.fake_quant
 //       CHECK:   linalg.matmul
 func.func @input_grad_b4_g8(%e: tensor<8x4xf32>, %w: tensor<4x16xf32>, %init: tensor<8x16xf32>, %seed: i64, %step: i32) -> tensor<8x16xf32>
-    attributes {qtrain.variant = {bits = 4 : i32, grad_bits = 8 : i32, product = "input_grad", site = 0 : i64}} {
+    attributes {qtrain.variant = #qtrain.variant<site = 0, product = input_grad, bits = 4, grad_bits = 8>} {
   %b = arith.constant 4 : i32
   %g = arith.constant 8 : i32
   %eq = qtrain.fake_quant %e, %g role error rounding stochastic granularity<per_tensor> seed(%seed, %step) {stream = 1 : i64} : tensor<8x4xf32>
@@ -168,10 +168,10 @@ func.func @input_grad_b4_g8(%e: tensor<8x4xf32>, %w: tensor<4x16xf32>, %init: te
 // A weight gradient: the stochastic error quantizer keeps its seed, step
 // and stream in qtrain.quantize.
 // CHECK-LABEL: func.func @weight_grad_b4_g8
-//  CHECK-SAME:   kernel = "i8"
+//  CHECK-SAME:   kernel = i8
 //       CHECK:   qtrain.quantize %arg0, 8 role error rounding stochastic granularity<per_tensor> seed(%arg3, %arg4) {stream = 1 : i64}
 func.func @weight_grad_b4_g8(%e: tensor<8x4xf32>, %x: tensor<8x16xf32>, %init: tensor<4x16xf32>, %seed: i64, %step: i32) -> tensor<4x16xf32>
-    attributes {qtrain.variant = {bits = 4 : i32, grad_bits = 8 : i32, product = "weight_grad", site = 0 : i64}} {
+    attributes {qtrain.variant = #qtrain.variant<site = 0, product = weight_grad, bits = 4, grad_bits = 8>} {
   %b = arith.constant 4 : i32
   %g = arith.constant 8 : i32
   %eq = qtrain.fake_quant %e, %g role error rounding stochastic granularity<per_tensor> seed(%seed, %step) {stream = 1 : i64} : tensor<8x4xf32>
@@ -199,13 +199,13 @@ func.func @not_a_variant(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %init: tens
 // Both factors are one quantized value (x * x): one quantize, both chains
 // read its codes.
 // CHECK-LABEL: func.func @square_b4
-//  CHECK-SAME:   kernel = "i8"
+//  CHECK-SAME:   kernel = i8
 //       CHECK:   %[[C:.*]], %{{.*}}, %{{.*}} = qtrain.quantize %arg0, 4
 //       CHECK:   qtrain.quantize %arg0, 4
 //       CHECK:   linalg.generic {{.*}} ins(%[[C]], %{{.*}} : tensor<8x8xi8>, tensor<8x8xi8>)
 //   CHECK-NOT:   qtrain.fake_quant
 func.func @square_b4(%x: tensor<8x8xf32>, %init: tensor<8x8xf32>) -> tensor<8x8xf32>
-    attributes {qtrain.variant = {bits = 4 : i32, grad_bits = 0 : i32, product = "forward", site = 3 : i64}} {
+    attributes {qtrain.variant = #qtrain.variant<site = 3, product = forward, bits = 4, grad_bits = 0>} {
   %b = arith.constant 4 : i32
   %xq = qtrain.fake_quant %x, %b role activation rounding nearest_even granularity<per_tensor> : tensor<8x8xf32>
   %y = linalg.matmul {qtrain.layer = 3 : i64, qtrain.product = "forward"} ins(%xq, %xq : tensor<8x8xf32>, tensor<8x8xf32>) outs(%init : tensor<8x8xf32>) -> tensor<8x8xf32>

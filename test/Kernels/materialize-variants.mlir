@@ -24,7 +24,7 @@
 //       CHECK:   func.call @train_step_site0_weight_grad_b4_g8(
 // Each variant has its precisions as constants, in its quantizers.
 // CHECK-LABEL: func.func @train_step_site0_forward_b4
-//  CHECK-SAME:   attributes {qtrain.variant = {bits = 4 : i32, grad_bits = 0 : i32, product = "forward", site = 0 : i64}}
+//  CHECK-SAME:   attributes {qtrain.variant = #qtrain.variant<site = 0, product = forward, bits = 4, grad_bits = 0>}
 //       CHECK:   %[[B4:.*]] = arith.constant 4 : i32
 //       CHECK:   qtrain.fake_quant %{{.*}}, %[[B4]] role weight
 //       CHECK:   qtrain.fake_quant %{{.*}}, %[[B4]] role activation

@@ -32,7 +32,8 @@ import re
 import sys
 
 FUNC = re.compile(
-    r'func\.func @(\w+)\((.*?)\) -> (tensor<[^>]*>) attributes \{qtrain\.variant = \{([^}]*)\}')
+    r'func\.func @(\w+)\((.*?)\) -> (tensor<[^>]*>) attributes '
+    r'\{qtrain\.variant = #qtrain\.variant<([^>]*)>')
 ARG = re.compile(r'%\w+: (tensor<[^>]*>|f32|i64|i32)')
 TOLERANCE = {'i8': 1e-6, 'i16': 1e-6, 'f64': 1e-6, 'f32': 1e-5}
 
@@ -53,8 +54,8 @@ def main():
     variants = []
     for m in FUNC.finditer(text):
         name, args, result, attrs = m.groups()
-        kernel = re.search(r'kernel = "(\w+)"', attrs)
-        bits = int(re.search(r'bits = (\d+)', attrs).group(1))
+        kernel = re.search(r'kernel = (\w+)', attrs)
+        bits = int(re.search(r'\bbits = (\d+)', attrs).group(1))
         variants.append((name, ARG.findall(args), result,
                          kernel.group(1) if kernel else 'f32', bits))
     if not variants:

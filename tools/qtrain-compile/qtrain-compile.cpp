@@ -17,7 +17,7 @@
 #include "qtrain/runtime/Schedule.h"
 #include "qtrain/runtime/Sha256.h"
 
-#include "QTrain/QTrainAttrs.h"
+#include "QTrain/QTrainDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -511,14 +511,18 @@ static int compile(int argc, char **argv) {
   rt::Manifest &manifest = contents->manifest;
   int64_t numVariants = 0;
   std::map<std::string, int64_t> kernelKinds;
+  mlir::qtrain::QTrainDialect::VariantAttrHelper variantAttr =
+      context.getOrLoadDialect<mlir::qtrain::QTrainDialect>()
+          ->getVariantAttrHelper();
   module->walk([&](func::FuncOp fn) {
-    auto variant =
-        fn->getAttrOfType<DictionaryAttr>(mlir::qtrain::kVariantAttrName);
+    mlir::qtrain::VariantAttr variant = variantAttr.getAttr(fn);
     if (!variant)
       return;
     ++numVariants;
-    auto kernel = variant.getAs<StringAttr>("kernel");
-    ++kernelKinds[kernel ? kernel.str() : "f32"];
+    ++kernelKinds[mlir::qtrain::stringifyKernelKind(
+                      variant.getKernel().value_or(
+                          mlir::qtrain::KernelKind::F32))
+                      .str()];
   });
 
   // CPU lowering, packed entry points, object code, shared object.

@@ -62,9 +62,10 @@ def MaterializeVariantsPass : Pass<"qtrain-materialize-variants",
     site, before the labels of `@train_step`, last in `@eval_step`), and
     each product becomes an `scf.index_switch` on its site's slot that calls
     the variant; the runtime writes the variant index to the slot before
-    each step. The variant functions carry `qtrain.variant = {site, product,
-    bits, grad_bits}`; the module gets `qtrain.sites` (the variant list of
-    every site, with the site's op and MACs) for the bundle manifest.
+    each step. The variant functions carry `qtrain.variant =
+    #qtrain.variant<site = S, product = P, bits = B, grad_bits = G>`; the
+    module gets `qtrain.sites` (the variant list of every site, with the
+    site's op and MACs) for the bundle manifest.
 
     A request for more variant functions than `max-variants` is refused with
     the numbers. One remark per site gives its op, MACs and variant count.
@@ -81,7 +82,7 @@ def MaterializeVariantsPass : Pass<"qtrain-materialize-variants",
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::tensor::TensorDialect", "::mlir::qtrain::QTrainDialect"
   ];
   let statistics = [
     Statistic<"numVariants", "variants", "Variant functions created">,
@@ -118,13 +119,13 @@ def IntegerKernelsPass : Pass<"qtrain-integer-kernels", "ModuleOp"> {
     per-channel scale runs along a reduction dimension (the input gradient
     of a layer with per-output-channel weights): such a sum cannot be
     factored into one integer product. The variant's `qtrain.variant`
-    dictionary gets `kernel = "i8"`, `"i16"` or `"f32"`.
+    gets `kernel = i8`, `i16` or `f32`.
 
     With `reference-sums`, the terms are computed plainly: i64 accumulators
     and full-size masks, nothing collapsed; the optimized form must equal
     it bit for bit. With `f64-reference`, every product instead accumulates its
     fake-quantized operands in f64 and rounds once to f32
-    (`kernel = "f64"`): what the reference quantizer plus an fp64 product
+    (`kernel = f64`): what the reference quantizer plus an fp64 product
     predicts, which the integer kernels are checked against.
   }];
   let options = [

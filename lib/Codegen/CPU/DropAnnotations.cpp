@@ -7,7 +7,7 @@
 
 #include "qtrain/Codegen/CPU/Passes.h"
 
-#include "QTrain/QTrainAttrs.h"
+#include "QTrain/QTrainDialect.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -26,7 +26,8 @@ bool isQTrain(NamedAttribute attr) {
 
 /// Kept for the lowering: qtrain-microkernels consumes it.
 bool isLoweringHint(NamedAttribute attr) {
-  return attr.getName() == mlir::qtrain::kCodeBitsAttrName;
+  return attr.getName() ==
+         mlir::qtrain::QTrainDialect::CodeBitsAttrHelper::getNameStr();
 }
 
 struct DropAnnotationsPass

@@ -12,7 +12,7 @@
 #include "qtrain/Analysis/BufferAliasing.h"
 #include "qtrain/Analysis/ConvAsGemm.h"
 
-#include "QTrain/QTrainAttrs.h"
+#include "QTrain/QTrainDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -32,8 +32,10 @@ namespace {
 
 /// The code widths qtrain-integer-kernels recorded on `op`, if valid.
 std::optional<std::pair<int32_t, int32_t>> codeBits(Operation *op) {
-  auto bits =
-      op->getAttrOfType<DenseI32ArrayAttr>(mlir::qtrain::kCodeBitsAttrName);
+  DenseI32ArrayAttr bits = op->getContext()
+                               ->getLoadedDialect<mlir::qtrain::QTrainDialect>()
+                               ->getCodeBitsAttrHelper()
+                               .getAttr(op);
   if (!bits || bits.size() != 2 || bits[0] < 1 || bits[0] > 8 || bits[1] < 1 ||
       bits[1] > 8)
     return std::nullopt;
@@ -207,8 +209,13 @@ struct MicrokernelsPass
     for (auto [conv, kernel] : convs)
       rewriteConv(module, conv, kernel);
     // The hint has done its job; nothing below reads it.
-    module.walk(
-        [](Operation *op) { op->removeAttr(mlir::qtrain::kCodeBitsAttrName); });
+    auto codeBitsAttr = getContext()
+                            .getLoadedDialect<mlir::qtrain::QTrainDialect>()
+                            ->getCodeBitsAttrHelper();
+    module.walk([&](Operation *op) {
+      if (codeBitsAttr.isAttrPresent(op))
+        codeBitsAttr.removeAttr(op);
+    });
   }
 
   /// The kernel for `op` when it is one bufferized GEMM worth a call.

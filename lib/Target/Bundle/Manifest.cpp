@@ -8,7 +8,7 @@
 
 #include "qtrain/Target/Bundle/Bundle.h"
 
-#include "QTrain/QTrainAttrs.h"
+#include "QTrain/QTrainDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -222,24 +222,23 @@ FailureOr<BundleContents> mlir::qtrain::collectBundleContents(ModuleOp module) {
 
   // The kernel kind of each product of the training step at each precision
   // (qtrain-integer-kernels); a forward variant serves every backward bits.
+  QTrainDialect::VariantAttrHelper variantAttr =
+      module.getContext()
+          ->getOrLoadDialect<QTrainDialect>()
+          ->getVariantAttrHelper();
   for (auto fn : module.getOps<func::FuncOp>()) {
-    auto variant = fn->getAttrOfType<DictionaryAttr>(kVariantAttrName);
-    if (!variant || !fn.getSymName().starts_with("train_step_"))
+    VariantAttr variant = variantAttr.getAttr(fn);
+    if (!variant || !fn.getSymName().starts_with("train_step_") ||
+        variant.getSite() >= static_cast<int64_t>(info.sites.size()))
       continue;
-    auto site = variant.getAs<IntegerAttr>("site");
-    auto product = variant.getAs<StringAttr>("product");
-    auto bits = variant.getAs<IntegerAttr>("bits");
-    auto gradBits = variant.getAs<IntegerAttr>("grad_bits");
-    auto kernel = variant.getAs<StringAttr>("kernel");
-    if (!site || !product || !bits || !gradBits || site.getInt() < 0 ||
-        site.getInt() >= static_cast<int64_t>(info.sites.size()))
-      continue;
-    rt::SiteSpec &s = info.sites[site.getInt()];
-    bool forward = product.getValue() == "forward";
+    rt::SiteSpec &s = info.sites[variant.getSite()];
+    bool forward = variant.getProduct() == ProductKind::Forward;
     for (rt::VariantSpec &v : s.variants)
-      if (v.bits == bits.getInt() &&
-          (forward || v.gradBits == gradBits.getInt()))
-        v.kernels[product.str()] = kernel ? kernel.str() : "f32";
+      if (v.bits == static_cast<int>(variant.getBits()) &&
+          (forward || v.gradBits == static_cast<int>(variant.getGradBits())))
+        v.kernels[stringifyProductKind(variant.getProduct()).str()] =
+            stringifyKernelKind(variant.getKernel().value_or(KernelKind::F32))
+                .str();
   }
   return contents;
 }

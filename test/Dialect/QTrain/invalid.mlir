@@ -134,11 +134,73 @@ func.func @s() attributes {s = #qtrain.learned<min = 3, max = 32>} { return }
 // -----
 
 //===----------------------------------------------------------------------===//
+// VariantAttr
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{variant site must be non-negative, got -1}}
+func.func @v() attributes {v = #qtrain.variant<site = -1, product = forward, bits = 4, grad_bits = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{variant bits must be in [0, 16] (0 = fp32), got bits = 17, grad_bits = 0}}
+func.func @v() attributes {v = #qtrain.variant<site = 0, product = forward, bits = 17, grad_bits = 0>} { return }
+
+// -----
+
+// expected-error @+1 {{variant bits must be in [0, 16] (0 = fp32), got bits = 4, grad_bits = 32}}
+func.func @v() attributes {v = #qtrain.variant<site = 0, product = weight_grad, bits = 4, grad_bits = 32>} { return }
+
+// -----
+
+// expected-error @+1 {{a forward variant has grad_bits = 0, got 8}}
+func.func @v() attributes {v = #qtrain.variant<site = 0, product = forward, bits = 4, grad_bits = 8>} { return }
+
+// -----
+
+// expected-error @+1 {{the full-precision variant has no i16 kernel}}
+func.func @v() attributes {v = #qtrain.variant<site = 0, product = forward, bits = 0, grad_bits = 0, kernel = i16>} { return }
+
+// -----
+
+// expected-error @+1 {{an i8 kernel takes codes of at most 8 bits, got bits = 4, grad_bits = 12}}
+func.func @v() attributes {v = #qtrain.variant<site = 0, product = input_grad, bits = 4, grad_bits = 12, kernel = i8>} { return }
+
+// -----
+
+// expected-error @+2 {{expected ::mlir::qtrain::ProductKind to be one of: forward, input_grad, weight_grad}}
+// expected-error @+1 {{failed to parse QTrain_VariantAttr parameter 'product'}}
+func.func @v() attributes {v = #qtrain.variant<site = 0, product = sideways, bits = 4, grad_bits = 0>} { return }
+
+// -----
+
+// expected-error @+2 {{expected one of [f32, i8, i16, f64] for the arithmetic a kernel variant's products run in, got: i4}}
+// expected-error @+1 {{failed to parse QTrain_VariantAttr parameter 'kernel'}}
+func.func @v() attributes {v = #qtrain.variant<site = 0, product = forward, bits = 4, grad_bits = 0, kernel = i4>} { return }
+
+// -----
+
+// expected-error @+1 {{struct is missing required parameter: grad_bits}}
+func.func @v() attributes {v = #qtrain.variant<site = 0, product = forward, bits = 4>} { return }
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // Discardable attributes of the dialect
 //===----------------------------------------------------------------------===//
 
 // expected-error @+1 {{'qtrain.schedule' must be a precision schedule (#qtrain.cyclic, #qtrain.static or #qtrain.learned), got #qtrain.int<8>}}
 module attributes {qtrain.schedule = #qtrain.int<8>} {}
+
+// -----
+
+// The dictionary of earlier versions is refused.
+// expected-error @+1 {{'qtrain.variant' must be a #qtrain.variant, got {bits = 4 : i32, grad_bits = 0 : i32, product = "forward", site = 0 : i64}}}
+func.func @f() attributes {qtrain.variant = {bits = 4 : i32, grad_bits = 0 : i32, product = "forward", site = 0 : i64}} { return }
+
+// -----
+
+// expected-error @+1 {{'qtrain.code_bits' must be array<i32: a, b> with 1 <= a, b <= 16, got array<i32: 4>}}
+func.func @f() attributes {qtrain.code_bits = array<i32: 4>} { return }
 
 // -----
 

@@ -270,3 +270,13 @@ func.func @kernel(%a: tensor<4x3xf32>, %e: tensor<3x8xf32>, %bits: i32, %init: t
   }
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// A kernel variant's contract, before and after qtrain-integer-kernels.
+// CHECK-LABEL: func.func @variant_forward
+//  CHECK-SAME:   attributes {qtrain.variant = #qtrain.variant<site = 0, product = forward, bits = 4, grad_bits = 0>}
+func.func @variant_forward() attributes {qtrain.variant = #qtrain.variant<site = 0, product = forward, bits = 4, grad_bits = 0>} { return }
+// CHECK-LABEL: func.func @variant_weight_grad
+//  CHECK-SAME:   attributes {qtrain.variant = #qtrain.variant<site = 2, product = weight_grad, bits = 8, grad_bits = 8, kernel = i8>}
+func.func @variant_weight_grad() attributes {qtrain.variant = #qtrain.variant<grad_bits = 8, kernel = i8, bits = 8, product = weight_grad, site = 2>} { return }

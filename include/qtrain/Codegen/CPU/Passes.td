@@ -284,7 +284,7 @@ def MicrokernelsPass : Pass<"qtrain-microkernels", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
-    "::mlir::memref::MemRefDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::qtrain::QTrainDialect"
   ];
   let statistics = [
     Statistic<"numCalls", "microkernel-calls", "GEMMs rewritten into calls">,
