@@ -7,6 +7,11 @@ checkpoint left behind was loadable (the run resumed from it, or started
 over when none had been written yet) and the final checkpoint and logs are
 identical to those of an uninterrupted run: no step lost or repeated.
 
+Each start is killed a random moment after it has written a new checkpoint,
+not after a fixed delay: how long a start takes to load the bundle and the
+data depends on the machine's load, and kills that all land before the
+first checkpoint would test nothing.
+
     kill_test.py QTRAIN_RUN BUNDLE WORK_DIR KILLS SEED [RUN_ARGS...]
 """
 import os
@@ -34,6 +39,15 @@ def logs(out):
     return rows
 
 
+def stamp(path):
+    """What changes when a new file is renamed onto `path` (None: absent)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
 reference = os.path.join(work, "reference")
 subprocess.run(common + ["--out=" + reference, "--overwrite"], check=True,
                stdout=subprocess.DEVNULL)
@@ -45,8 +59,15 @@ for i in range(kills):
     args = common + ["--out=" + out]
     args += ["--resume=" + checkpoint] if os.path.exists(checkpoint) else ["--overwrite"]
     resumed += os.path.exists(checkpoint)
+    before = stamp(checkpoint)
     p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    time.sleep(rng.uniform(0.0, 1.2))
+    # Until this start has renamed a new checkpoint into place (or ended,
+    # or a minute passed), then a random moment more.
+    deadline = time.monotonic() + 60
+    while (p.poll() is None and stamp(checkpoint) == before and
+           time.monotonic() < deadline):
+        time.sleep(0.002)
+    time.sleep(rng.uniform(0.0, 0.3))
     if p.poll() is None:
         p.send_signal(signal.SIGKILL)
         killed += 1
