@@ -10,11 +10,11 @@
 #include "qtrain/Kernels/Passes.h"
 
 #include "qtrain/Analysis/ConvAsGemm.h"
+#include "qtrain/Analysis/QuantizedOperand.h"
 
 #include "QTrain/QTrainAttrs.h"
 #include "QTrain/QTrainOps.h"
 
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Remarks.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
@@ -81,49 +81,23 @@ static bool isMultiplyAccumulate(linalg::LinalgOp op) {
 /// Traces `v` back through zero paddings and transposes to a quantizer of
 /// constant bitwidth.
 static FailureOr<Factor> traceFactor(Value v) {
-  Factor f;
-  while (true) {
-    Operation *def = v.getDefiningOp();
-    if (auto quant = dyn_cast_if_present<FakeQuantOp>(def)) {
-      std::optional<int64_t> bits = quant.getConstantBits();
-      if (!bits || *bits < 1 ||
-          !cast<RankedTensorType>(quant.getType()).hasStaticShape())
-        return failure();
-      f.quant = quant;
-      f.bits = *bits;
-      break;
-    }
-    if (auto pad = dyn_cast_if_present<tensor::PadOp>(def)) {
-      Value padding = pad.getConstantPaddingValue();
-      FloatAttr zero;
-      if (!padding || !matchPattern(padding, m_Constant(&zero)) ||
-          !zero.getValue().isPosZero() ||
-          !pad.getResultType().hasStaticShape() ||
-          !pad.getSourceType().hasStaticShape() ||
-          llvm::any_of(pad.getStaticLow(), ShapedType::isDynamic) ||
-          llvm::any_of(pad.getStaticHigh(), ShapedType::isDynamic))
-        return failure();
-      f.chain.push_back(pad);
-      v = pad.getSource();
-      continue;
-    }
-    if (auto transpose = dyn_cast_if_present<linalg::TransposeOp>(def)) {
-      f.chain.push_back(transpose);
-      v = transpose.getInput();
-      continue;
-    }
+  DataMovementOptions options;
+  options.pads = DataMovementOptions::Pads::StaticZero;
+  QuantizedOperand traced = traceQuantizedOperand(v, options);
+  FakeQuantOp quant = traced.quant;
+  if (!quant)
     return failure();
-  }
-  std::reverse(f.chain.begin(), f.chain.end());
+  std::optional<int64_t> bits = quant.getConstantBits();
+  if (!bits || *bits < 1 ||
+      !cast<RankedTensorType>(quant.getType()).hasStaticShape())
+    return failure();
+  Factor f;
+  f.quant = quant;
+  f.bits = *bits;
   // Where the channel axis lands in the product's operand.
-  if (std::optional<int64_t> axis = f.quant.getGranularity().getAxis()) {
-    int64_t position = *axis;
-    for (Operation *op : f.chain)
-      if (auto transpose = dyn_cast<linalg::TransposeOp>(op))
-        position = llvm::find(transpose.getPermutation(), position) -
-                   transpose.getPermutation().begin();
-    f.channelPosition = position;
-  }
+  if (std::optional<int64_t> axis = quant.getGranularity().getAxis())
+    f.channelPosition = traced.tracedPosition(*axis);
+  f.chain = std::move(traced.chain);
   return f;
 }
 
