@@ -8,10 +8,11 @@
 
 #include "qtrain/Conversion/Passes.h"
 
+#include "QTrain/QTrainDialect.h"
 #include "QTrain/QTrainOps.h"
 #include "qtrain/runtime/FloatFormat.h"
 
-#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cfloat>
@@ -253,14 +254,15 @@ struct Quantizer {
   /// `max` is the range's width (the op's `width`).
   bool width;
 
+  /// The operands of `op` as the conversion remapped them (`adaptor`).
   template <typename OpT>
-  static Quantizer of(OpT op, Value bits) {
-    return {op.getInput(),
+  static Quantizer of(OpT op, typename OpT::Adaptor adaptor, Value bits) {
+    return {adaptor.getInput(),
             bits,
-            op.getMin(),
-            op.getMax(),
-            op.getSeed(),
-            op.getStep(),
+            adaptor.getMin(),
+            adaptor.getMax(),
+            adaptor.getSeed(),
+            adaptor.getStep(),
             op.getRounding(),
             op.getGranularity().getAxis(),
             static_cast<int64_t>(op.getStream()),
@@ -493,21 +495,21 @@ private:
   }
 };
 
-struct FakeQuantLowering : OpRewritePattern<FakeQuantOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct FakeQuantLowering : OpConversionPattern<FakeQuantOp> {
+  using OpConversionPattern::OpConversionPattern;
 
-  LogicalResult matchAndRewrite(FakeQuantOp op,
-                                PatternRewriter &b) const override {
-    auto type = cast<RankedTensorType>(op.getInput().getType());
+  LogicalResult matchAndRewrite(FakeQuantOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &b) const override {
+    auto type = cast<RankedTensorType>(adaptor.getInput().getType());
     if (!type.hasStaticShape())
       return b.notifyMatchFailure(op, "dynamic shapes");
     Location loc = op.getLoc();
     MLIRContext *ctx = b.getContext();
-    Quantizer q = Quantizer::of(op, op.getBits());
+    Quantizer q = Quantizer::of(op, adaptor, adaptor.getBits());
     GridBuilder grid(b, loc, q);
     Scalar s{b, loc};
     Value fullPrecision = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq, op.getBits(), s.i32(0));
+        b, loc, arith::CmpIPredicate::eq, adaptor.getBits(), s.i32(0));
     unsigned rank = grid.shape.size();
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
     AffineMap statMap = grid.statMap(ctx);
@@ -516,7 +518,7 @@ struct FakeQuantLowering : OpRewritePattern<FakeQuantOp> {
         tensor::EmptyOp::create(b, loc, grid.shape, type.getElementType());
     auto generic = linalg::GenericOp::create(
         b, loc, TypeRange{viewType},
-        ValueRange{grid.view(b, loc, op.getInput()), grid.mn, grid.mx},
+        ValueRange{grid.view(b, loc, adaptor.getInput()), grid.mn, grid.mx},
         ValueRange{init}, ArrayRef<AffineMap>{id, statMap, statMap, id},
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
         [&](OpBuilder &nb, Location nl, ValueRange a) {
@@ -536,19 +538,19 @@ struct FakeQuantLowering : OpRewritePattern<FakeQuantOp> {
   }
 };
 
-struct QuantizeLowering : OpRewritePattern<QuantizeOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
 
-  LogicalResult matchAndRewrite(QuantizeOp op,
-                                PatternRewriter &b) const override {
-    auto type = cast<RankedTensorType>(op.getInput().getType());
+  LogicalResult matchAndRewrite(QuantizeOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &b) const override {
+    auto type = cast<RankedTensorType>(adaptor.getInput().getType());
     if (!type.hasStaticShape())
       return b.notifyMatchFailure(op, "dynamic shapes");
     Location loc = op.getLoc();
     MLIRContext *ctx = b.getContext();
     Scalar s{b, loc};
     int64_t bits = op.getBits();
-    Quantizer q = Quantizer::of(op, s.i32(uint32_t(bits)));
+    Quantizer q = Quantizer::of(op, adaptor, s.i32(uint32_t(bits)));
     GridBuilder grid(b, loc, q);
     auto statType = op.getScale().getType();
     unsigned statRank = statType.getRank();
@@ -564,7 +566,7 @@ struct QuantizeLowering : OpRewritePattern<QuantizeOp> {
     Value anyNan = grid.anyNan;
     if (!anyNan)
       anyNan = reduceElements(
-          b, loc, op.getInput(), std::nullopt, {b.getI8IntegerAttr(0)},
+          b, loc, adaptor.getInput(), std::nullopt, {b.getI8IntegerAttr(0)},
           [&](OpBuilder &nb, Location nl, Value x, ValueRange acc) {
             return orFlags(nb, nl, acc, ValueRange{nanFlag(nb, nl, x)});
           },
@@ -598,7 +600,7 @@ struct QuantizeLowering : OpRewritePattern<QuantizeOp> {
     AffineMap statMap = grid.statMap(ctx);
     auto codes = linalg::GenericOp::create(
         b, loc, TypeRange{RankedTensorType::get(grid.shape, codeType)},
-        ValueRange{grid.view(b, loc, op.getInput()), grid.mn, scale},
+        ValueRange{grid.view(b, loc, adaptor.getInput()), grid.mn, scale},
         ValueRange{tensor::EmptyOp::create(b, loc, grid.shape, codeType)},
         ArrayRef<AffineMap>{id, statMap, statMap, id},
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
@@ -622,15 +624,16 @@ struct QuantizeLowering : OpRewritePattern<QuantizeOp> {
   }
 };
 
-struct RangeEmaLowering : OpRewritePattern<RangeEmaOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct RangeEmaLowering : OpConversionPattern<RangeEmaOp> {
+  using OpConversionPattern::OpConversionPattern;
 
-  LogicalResult matchAndRewrite(RangeEmaOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!op.getInput().getType().hasStaticShape())
+  LogicalResult
+  matchAndRewrite(RangeEmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!cast<RankedTensorType>(adaptor.getInput().getType()).hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shapes");
     Location loc = op.getLoc();
-    Range range = buildRange(rewriter, loc, op.getInput(), std::nullopt);
+    Range range = buildRange(rewriter, loc, adaptor.getInput(), std::nullopt);
     Value mnTensor = range.min, mxTensor = range.max;
     Scalar s{rewriter, loc};
     double m = op.getMomentum().convertToDouble();
@@ -642,7 +645,8 @@ struct RangeEmaLowering : OpRewritePattern<RangeEmaOp> {
     };
     auto at = [&](int64_t i) {
       Value index = arith::ConstantIndexOp::create(rewriter, loc, i);
-      return tensor::ExtractOp::create(rewriter, loc, op.getState(), index);
+      return tensor::ExtractOp::create(rewriter, loc, adaptor.getState(),
+                                       index);
     };
     Value mn = tensor::ExtractOp::create(rewriter, loc, mnTensor, ValueRange{});
     Value mx = tensor::ExtractOp::create(rewriter, loc, mxTensor, ValueRange{});
@@ -659,14 +663,15 @@ struct RangeEmaLowering : OpRewritePattern<RangeEmaOp> {
 
 /// b = clamp(rint(p * (max - min) + min), min, max) in f32, NaN -> min:
 /// the runtime's ldpBits, operation for operation.
-struct LearnedBitsLowering : OpRewritePattern<LearnedBitsOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct LearnedBitsLowering : OpConversionPattern<LearnedBitsOp> {
+  using OpConversionPattern::OpConversionPattern;
 
-  LogicalResult matchAndRewrite(LearnedBitsOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult
+  matchAndRewrite(LearnedBitsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Scalar s{rewriter, loc};
-    Value p = tensor::ExtractOp::create(rewriter, loc, op.getPrecision(),
+    Value p = tensor::ExtractOp::create(rewriter, loc, adaptor.getPrecision(),
                                         ValueRange{});
     float lo = float(op.getMinBits()), hi = float(op.getMaxBits());
     Value scaled = arith::MulFOp::create(rewriter, loc, p, s.f32(hi - lo));
@@ -881,20 +886,20 @@ static bool isLowerable(FloatFormatAttr format) {
               127);
 }
 
-struct RoundFloatLowering : OpRewritePattern<RoundFloatOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct RoundFloatLowering : OpConversionPattern<RoundFloatOp> {
+  using OpConversionPattern::OpConversionPattern;
 
-  LogicalResult matchAndRewrite(RoundFloatOp op,
-                                PatternRewriter &b) const override {
-    auto type = cast<RankedTensorType>(op.getInput().getType());
+  LogicalResult matchAndRewrite(RoundFloatOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &b) const override {
+    auto type = cast<RankedTensorType>(adaptor.getInput().getType());
     if (!type.hasStaticShape())
       return b.notifyMatchFailure(op, "dynamic shapes");
     FloatFormatAttr format = op.getFormat();
     if (!isLowerable(format) || !isLowerable(op.getPromotedFormatAttr()))
       return b.notifyMatchFailure(op, "normal range below fp32's");
-    b.replaceOp(op,
-                buildRounding(b, op.getLoc(), op.getInput(), format,
-                              op.getPromoted(), op.getPromotedFormatAttr()));
+    b.replaceOp(op, buildRounding(b, op.getLoc(), adaptor.getInput(), format,
+                                  adaptor.getPromoted(),
+                                  op.getPromotedFormatAttr()));
     return success();
   }
 };
@@ -986,11 +991,12 @@ static Value decodeScalar(OpBuilder &b, Location loc, Value code,
 /// encode_float and decode_float: one elementwise generic; with a promoted
 /// format both codecs are compiled and the flag selects.
 template <typename OpTy, bool Encode>
-struct CodecLowering : OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
+struct CodecLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
 
-  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &b) const override {
-    auto inType = cast<RankedTensorType>(op.getInput().getType());
+  LogicalResult matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                                ConversionPatternRewriter &b) const override {
+    auto inType = cast<RankedTensorType>(adaptor.getInput().getType());
     auto outType = cast<RankedTensorType>(op.getResult().getType());
     if (!inType.hasStaticShape())
       return b.notifyMatchFailure(op, "dynamic shapes");
@@ -1002,10 +1008,10 @@ struct CodecLowering : OpRewritePattern<OpTy> {
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
     Value init = tensor::EmptyOp::create(b, loc, outType.getShape(),
                                          outType.getElementType());
-    Value promoted = op.getPromoted();
+    Value promoted = adaptor.getPromoted();
     auto generic = linalg::GenericOp::create(
-        b, loc, TypeRange{outType}, ValueRange{op.getInput()}, ValueRange{init},
-        ArrayRef<AffineMap>{id, id},
+        b, loc, TypeRange{outType}, ValueRange{adaptor.getInput()},
+        ValueRange{init}, ArrayRef<AffineMap>{id, id},
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
         [&](OpBuilder &nb, Location nl, ValueRange args) {
           Scalar sc{nb, nl};
@@ -1036,12 +1042,12 @@ struct CodecLowering : OpRewritePattern<OpTy> {
 /// vectorizable reduction: |x| >= threshold compares the magnitude bits
 /// with those of the first f32 at or above the threshold; NaN bits are
 /// above +inf's and do not count.
-struct CountOverflowLowering : OpRewritePattern<CountOverflowOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct CountOverflowLowering : OpConversionPattern<CountOverflowOp> {
+  using OpConversionPattern::OpConversionPattern;
 
-  LogicalResult matchAndRewrite(CountOverflowOp op,
-                                PatternRewriter &b) const override {
-    auto type = cast<RankedTensorType>(op.getInput().getType());
+  LogicalResult matchAndRewrite(CountOverflowOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &b) const override {
+    auto type = cast<RankedTensorType>(adaptor.getInput().getType());
     if (!type.hasStaticShape())
       return b.notifyMatchFailure(op, "dynamic shapes");
     double threshold = toRuntime(op.getFormat()).overflowThreshold();
@@ -1052,7 +1058,7 @@ struct CountOverflowLowering : OpRewritePattern<CountOverflowOp> {
     std::memcpy(&firstBits, &first, 4);
     Location loc = op.getLoc();
     Value count = reduceElements(
-        b, loc, op.getInput(), std::nullopt, {b.getI64IntegerAttr(0)},
+        b, loc, adaptor.getInput(), std::nullopt, {b.getI64IntegerAttr(0)},
         [&](OpBuilder &nb, Location nl, Value x, ValueRange acc) {
           Scalar s{nb, nl};
           Value bits = arith::BitcastOp::create(nb, nl, nb.getI32Type(), x);
@@ -1077,59 +1083,77 @@ struct CountOverflowLowering : OpRewritePattern<CountOverflowOp> {
   }
 };
 
+/// Emits the error of an op that the patterns cannot lower, with the
+/// reason, and fails; succeeds on every other op. Checked before the
+/// conversion, whose own error ("failed to legalize") does not say why.
+static LogicalResult checkLowerable(Operation *op) {
+  if (isa<GradQuantOp, GradRoundFloatOp>(op))
+    return op->emitError()
+           << op->getName()
+           << " is not supported by convert-qtrain-to-linalg: run "
+              "qtrain-autodiff first, which moves its effect into the "
+              "backward pass";
+  if (auto round = dyn_cast<RoundFloatOp>(op)) {
+    if (!isLowerable(round.getPromotedFormatAttr()))
+      return op->emitError()
+             << "qtrain.round_float to " << round.getPromotedFormatAttr()
+             << " could not be lowered: its range is beyond fp32's";
+    if (!isLowerable(round.getFormat()))
+      return op->emitError()
+             << "qtrain.round_float to " << round.getFormat()
+             << " could not be lowered: its range is beyond fp32's "
+                "(smallest normal exponent "
+             << round.getFormat().getMinNormalExponent()
+             << ", at least -126 and at most "
+             << 104 + int(round.getFormat().getMantissa())
+             << " for its mantissa)";
+  }
+  if (isa<EncodeFloatOp, DecodeFloatOp>(op)) {
+    auto format = op->getAttrOfType<FloatFormatAttr>("format");
+    auto promoted = op->getAttrOfType<FloatFormatAttr>("promotedFormat");
+    for (FloatFormatAttr f : {format, promoted})
+      if (f && f.getMinNormalExponent() < -126)
+        return op->emitError()
+               << op->getName() << " of " << f
+               << " could not be lowered: its normal range is below fp32's";
+  }
+  if (isa<FakeQuantOp, QuantizeOp, RangeEmaOp, RoundFloatOp, CountOverflowOp,
+          EncodeFloatOp, DecodeFloatOp>(op) &&
+      !cast<RankedTensorType>(op->getOperand(0).getType()).hasStaticShape())
+    return op->emitError() << op->getName()
+                           << " could not be lowered (dynamic shapes are not "
+                              "supported)";
+  return success();
+}
+
 struct ConvertQTrainToLinalgPass
     : mlir::qtrain::impl::ConvertQTrainToLinalgPassBase<
           ConvertQTrainToLinalgPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    bool leftover = false;
+    bool unlowerable = false;
     module.walk([&](Operation *op) {
-      if (!isa<GradQuantOp, GradRoundFloatOp>(op))
-        return;
-      op->emitError() << op->getName()
-                      << " is not supported by convert-qtrain-to-linalg: run "
-                         "qtrain-autodiff first, which moves its effect into "
-                         "the backward pass";
-      leftover = true;
+      if (failed(checkLowerable(op)))
+        unlowerable = true;
     });
-    if (leftover)
+    if (unlowerable)
       return signalPassFailure();
+    // Every qtrain op is lowered: none may survive into the CPU lowering
+    // (qtrain.kernel and qtrain.yield are gone after
+    // qtrain-materialize-variants; an op without a pattern is an error).
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<QTrainDialect>();
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, scf::SCFDialect,
+                           tensor::TensorDialect>();
     RewritePatternSet patterns(&getContext());
     populateQTrainToLinalgConversionPatterns(patterns);
-    if (failed(applyPatternsGreedily(module, std::move(patterns))))
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
-    module.walk([&](Operation *op) {
-      if (auto round = dyn_cast<RoundFloatOp>(op);
-          round && !isLowerable(round.getPromotedFormatAttr())) {
-        op->emitError() << "qtrain.round_float to "
-                        << round.getPromotedFormatAttr()
-                        << " could not be lowered: its range is beyond "
-                           "fp32's";
-        leftover = true;
-        return;
-      }
-      if (auto round = dyn_cast<RoundFloatOp>(op);
-          round && !isLowerable(round.getFormat())) {
-        op->emitError() << "qtrain.round_float to " << round.getFormat()
-                        << " could not be lowered: its range is beyond fp32's "
-                           "(smallest normal exponent "
-                        << round.getFormat().getMinNormalExponent()
-                        << ", at least -126 and at most "
-                        << 104 + int(round.getFormat().getMantissa())
-                        << " for its mantissa)";
-        leftover = true;
-        return;
-      }
-      if (!isa<FakeQuantOp, QuantizeOp, RoundFloatOp, CountOverflowOp,
-               EncodeFloatOp, DecodeFloatOp>(op))
-        return;
-      op->emitError() << op->getName()
-                      << " could not be lowered (dynamic shapes are not "
-                         "supported)";
-      leftover = true;
-    });
-    if (leftover)
-      signalPassFailure();
+    // Fold what the lowering built: its constants, uniqued at the top of
+    // each function, and the arithmetic on them.
+    if (failed(applyPatternsGreedily(module, FrozenRewritePatternSet())))
+      return signalPassFailure();
   }
 };
 
