@@ -1,4 +1,4 @@
-//===- QuantizedOperandTests.cpp - The quantizer behind an operand -------===//
+//===- QuantizedOperandTests.cpp - The quantizer behind an operand --------===//
 //
 // Part of the qtrain project.
 //
