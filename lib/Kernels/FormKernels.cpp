@@ -9,6 +9,8 @@
 
 #include "qtrain/Kernels/Passes.h"
 
+#include "qtrain/Analysis/QuantizedOperand.h"
+
 #include "QTrain/QTrainAttrs.h"
 #include "QTrain/QTrainOps.h"
 
@@ -30,37 +32,19 @@ struct FormKernelsPass
 };
 } // namespace
 
-/// Whether `op` only moves data: a linalg.generic of one input whose body
-/// yields that input (the flipped kernel of a convolution's input gradient).
-static bool isDataMovement(Operation *op) {
-  auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic || generic.getNumDpsInputs() != 1 ||
-      generic.getNumDpsInits() != 1)
-    return false;
-  Block *body = generic.getBody();
-  return body->getOperations().size() == 1 &&
-         body->getTerminator()->getOperand(0) == body->getArgument(0);
-}
-
-/// Pulls the quantizer feeding `v` (through transposes, paddings and other
-/// data movement of its result) into `pulled`; returns whether `v` is such
-/// a quantized value.
-static bool pullQuantized(Value v, Block *block,
+/// Pulls the quantizer feeding `v` (through transposes, paddings and
+/// copies of its result) into `pulled`. Only from the product's own block:
+/// a chain that crosses regions stays.
+static void pullQuantized(Value v, Block *block,
                           llvm::SetVector<Operation *> &pulled) {
-  // Only from the product's own block: a chain that crosses regions stays.
-  Operation *def = v.getDefiningOp();
-  if (!def || def->getBlock() != block)
-    return false;
-  if (isa<FakeQuantOp>(def)) {
-    pulled.insert(def);
-    return true;
-  }
-  if ((isa<linalg::TransposeOp, tensor::PadOp>(def) || isDataMovement(def)) &&
-      pullQuantized(def->getOperand(0), block, pulled)) {
-    pulled.insert(def);
-    return true;
-  }
-  return false;
+  DataMovementOptions options;
+  options.copies = true;
+  options.block = block;
+  QuantizedOperand traced = traceQuantizedOperand(v, options);
+  if (!traced.quant)
+    return;
+  pulled.insert(traced.quant);
+  pulled.insert(traced.chain.begin(), traced.chain.end());
 }
 
 void FormKernelsPass::runOnOperation() {
@@ -99,7 +83,7 @@ void FormKernelsPass::runOnOperation() {
   for (Operation *product : products) {
     llvm::SetVector<Operation *> pulled;
     for (Value operand : product->getOperands())
-      (void)pullQuantized(operand, product->getBlock(), pulled);
+      pullQuantized(operand, product->getBlock(), pulled);
     SmallVector<Operation *> ops(pulled.begin(), pulled.end());
     llvm::sort(
         ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });

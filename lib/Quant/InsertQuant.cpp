@@ -12,6 +12,7 @@
 #include "qtrain/Quant/Passes.h"
 
 #include "qtrain/Analysis/LayerMacs.h"
+#include "qtrain/Analysis/QuantizedOperand.h"
 
 #include "QTrain/QTrainAttrs.h"
 #include "QTrain/QTrainOps.h"
@@ -98,20 +99,20 @@ static std::optional<WeightSite> findWeight(linalg::LinalgOp layer,
   }
   if (!axis)
     return std::nullopt;
-  OpOperand *use = &operand;
-  while (!isParam(use->get())) {
-    // A weight shared with an earlier layer (tied weights, or one transpose
-    // feeding two layers) is quantized already.
-    if (auto quant = use->get().getDefiningOp<FakeQuantOp>();
-        quant && quant.getRole() == Role::Weight && isParam(quant.getInput()))
-      return WeightSite{nullptr, *axis, quant};
-    auto transpose = use->get().getDefiningOp<linalg::TransposeOp>();
-    if (!transpose)
-      return std::nullopt;
-    axis = transpose.getPermutation()[*axis];
-    use = &transpose.getInputMutable();
-  }
-  return WeightSite{use, *axis};
+  DataMovementOptions transposes;
+  transposes.pads = DataMovementOptions::Pads::None;
+  QuantizedOperand traced = traceQuantizedOperand(operand.get(), transposes);
+  int64_t sourceAxis = traced.sourcePosition(*axis);
+  // A weight shared with an earlier layer (tied weights, or one transpose
+  // feeding two layers) is quantized already.
+  if (FakeQuantOp quant = traced.quant;
+      quant && quant.getRole() == Role::Weight && isParam(quant.getInput()))
+    return WeightSite{nullptr, sourceAxis, quant};
+  if (!isParam(traced.source))
+    return std::nullopt;
+  OpOperand *use =
+      traced.chain.empty() ? &operand : &traced.chain.front()->getOpOperand(0);
+  return WeightSite{use, sourceAxis, FakeQuantOp()};
 }
 
 /// Whether `pairs` lists the enumerators of a runtime enum and of the

@@ -21,7 +21,8 @@ class RewritePatternSet;
 
 namespace mlir::qtrain {
 
-/// Patterns that lower qtrain.fake_quant to linalg/arith/math/scf on tensors.
+/// The OpConversionPatterns that lower the qtrain ops of a training step to
+/// linalg/arith/math/scf on tensors (convert-qtrain-to-linalg).
 void populateQTrainToLinalgConversionPatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_DECL

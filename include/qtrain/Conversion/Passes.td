@@ -29,10 +29,17 @@ def ConvertQTrainToLinalgPass : Pass<"convert-qtrain-to-linalg",
       round half to even, y = q * s, y = y + mn.
 
     `bits` = 0 returns the input (the statistics are still computed: a
-    variant specialized to a constant bitwidth folds them away). The
-    patterns are public
-    (`populateQTrainToLinalgConversionPatterns`). A `qtrain.grad_quant`
-    left in the input (qtrain-autodiff removes them) is an error.
+    variant specialized to a constant bitwidth folds them away). The other
+    qtrain ops of a step (`quantize`, `range_ema`, `learned_bits`,
+    `round_float`, `encode_float`, `decode_float`, `count_overflow`) are
+    lowered bit-exactly too (docs/passes/convert-qtrain-to-linalg.md).
+
+    A dialect conversion: the whole qtrain dialect is illegal, so no qtrain
+    op survives. What the patterns cannot lower is reported with its reason
+    first (a `qtrain.grad_quant` or `qtrain.grad_round_float` left in the
+    input, which qtrain-autodiff removes; dynamic shapes; formats beyond
+    fp32's range); any other qtrain op fails to legalize. The patterns are
+    public (`populateQTrainToLinalgConversionPatterns`).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 /* Symbols a bundle's model.so exports (it links this library). */
-#define QTRAIN_UK_EXPORT __attribute__((visibility("default")))
+#define QTRAIN_MK_EXPORT __attribute__((visibility("default")))
 
 #ifdef __cplusplus
 extern "C" {

@@ -117,23 +117,23 @@ void release(Header *header) {
 
 extern "C" {
 
-QTRAIN_UK_EXPORT void *_mlir_memref_to_llvm_alloc(uint64_t size) {
+QTRAIN_MK_EXPORT void *_mlir_memref_to_llvm_alloc(uint64_t size) {
   return allocate(size, alignof(std::max_align_t));
 }
 
-QTRAIN_UK_EXPORT void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment,
+QTRAIN_MK_EXPORT void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment,
                                                           uint64_t size) {
   return allocate(size, alignment);
 }
 
-QTRAIN_UK_EXPORT void _mlir_memref_to_llvm_free(void *ptr) {
+QTRAIN_MK_EXPORT void _mlir_memref_to_llvm_free(void *ptr) {
   if (!ptr)
     return;
   std::lock_guard<std::mutex> lock(liveMutex);
   release(headerOf(ptr));
 }
 
-QTRAIN_UK_EXPORT void qtrain_step_memory_stats(int64_t *current,
+QTRAIN_MK_EXPORT void qtrain_step_memory_stats(int64_t *current,
                                                int64_t *peak) {
   if (current)
     *current = currentBytes.load();
@@ -141,25 +141,25 @@ QTRAIN_UK_EXPORT void qtrain_step_memory_stats(int64_t *current,
     *peak = peakBytes.load();
 }
 
-QTRAIN_UK_EXPORT void qtrain_step_memory_reset_peak(void) {
+QTRAIN_MK_EXPORT void qtrain_step_memory_reset_peak(void) {
   peakBytes.store(currentBytes.load());
 }
 
-QTRAIN_UK_EXPORT void qtrain_step_memory_set_limit(int64_t bytes) {
+QTRAIN_MK_EXPORT void qtrain_step_memory_set_limit(int64_t bytes) {
   limitBytes.store(bytes > 0 ? bytes : 0);
 }
 
-QTRAIN_UK_EXPORT void qtrain_step_memory_set_failure_handler(
+QTRAIN_MK_EXPORT void qtrain_step_memory_set_failure_handler(
     qtrain_step_memory_failure_handler handler) {
   failureHandler.store(handler);
 }
 
-QTRAIN_UK_EXPORT int64_t qtrain_step_memory_begin(void) {
+QTRAIN_MK_EXPORT int64_t qtrain_step_memory_begin(void) {
   currentStep = lastStep.fetch_add(1) + 1;
   return currentStep;
 }
 
-QTRAIN_UK_EXPORT void qtrain_step_memory_end(int64_t step,
+QTRAIN_MK_EXPORT void qtrain_step_memory_end(int64_t step,
                                              int32_t releaseHeld) {
   if (currentStep == step)
     currentStep = 0;

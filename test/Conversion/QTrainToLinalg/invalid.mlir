@@ -39,3 +39,36 @@ func.func @round_above_fp32(%y: tensor<4x3xf32>) -> tensor<4x3xf32> {
   %0 = qtrain.round_float %y to <4, 0, -112, saturate> : tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }
+
+// -----
+
+// range_ema was not checked after the lowering: with a dynamic shape it
+// stayed in the output without an error.
+func.func @range_ema_dynamic(%x: tensor<?x3xf32>, %s: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{qtrain.range_ema could not be lowered (dynamic shapes are not supported)}}
+  %0 = qtrain.range_ema %x, %s : tensor<?x3xf32>, tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// A qtrain op without a lowering (a kernel that qtrain-materialize-variants
+// did not outline) is the conversion's error, where it used to stay.
+func.func @kernel_left(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %i: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{failed to legalize operation 'qtrain.kernel' that was explicitly marked illegal}}
+  %0 = qtrain.kernel site 0 "forward" -> tensor<4x3xf32> {
+    %p = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x3xf32>) outs(%i : tensor<4x3xf32>) -> tensor<4x3xf32>
+    qtrain.yield %p : tensor<4x3xf32>
+  }
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// A code format below fp32's normal range: the error says so (it used to
+// say "dynamic shapes").
+func.func @decode_below_fp32(%c: tensor<4xi8>) -> tensor<4xf32> {
+  // expected-error @+1 {{qtrain.decode_float of #qtrain.float<4, 3, 125, saturate> could not be lowered: its normal range is below fp32's}}
+  %0 = qtrain.decode_float %c from <4, 3, 125, saturate> : tensor<4xi8> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
