@@ -1,5 +1,4 @@
-//===- checkpoint.cpp - Fuzz the checkpoint loader
-//-------------------------===//
+//===- checkpoint.cpp - Fuzz the checkpoint loader --------------*- C++ -*-===//
 //
 // Part of the qtrain project.
 //

@@ -1,5 +1,4 @@
-//===- idx.cpp - Fuzz the IDX dataset reader
-//-------------------------------===//
+//===- idx.cpp - Fuzz the IDX dataset reader --------------------*- C++ -*-===//
 //
 // Part of the qtrain project.
 //

@@ -1,5 +1,4 @@
-//===- schedule.cpp - Fuzz the schedule strings of the CLIs
-//----------------===//
+//===- schedule.cpp - Fuzz the schedule strings of the CLIs -----*- C++ -*-===//
 //
 // Part of the qtrain project.
 //

@@ -1,5 +1,4 @@
-//===- CheckpointTests.cpp - Training checkpoints
-//--------------------------===//
+//===- CheckpointTests.cpp - Training checkpoints ---------------*- C++ -*-===//
 //
 // Part of the qtrain project.
 //

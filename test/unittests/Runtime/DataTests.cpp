@@ -1,5 +1,4 @@
-//===- DataTests.cpp - IDX datasets and batch order
-//------------------------===//
+//===- DataTests.cpp - IDX datasets and batch order -------------*- C++ -*-===//
 //
 // Part of the qtrain project.
 //
