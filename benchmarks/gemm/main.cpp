@@ -17,7 +17,7 @@
 ///                      operands + integer product + corrections, as
 ///                      training runs it
 ///
-///   uk ...             the microkernels of runtime/kernels/cpu on their
+///   mk ...             the microkernels of runtime/kernels/cpu on their
 ///                      own: f32 and bf16 on x and W, the integer ones on
 ///                      given codes (no quantization)
 ///
@@ -193,16 +193,16 @@ int main(int argc, char **argv) {
   // x and W, the integer ones on given codes of x and W (no quantization),
   // checked bit for bit against int64 sums at sampled outputs.
   qtrain_mk_set_num_threads(threads);
-  auto ukF32 = [&](decltype(&qtrain_mk_gemm_f32) fn) {
+  auto mkF32 = [&](decltype(&qtrain_mk_gemm_f32) fn) {
     return medianMs([&]() {
       std::fill(y.begin(), y.end(), 0.0f);
       fn(M, N, K, x.data(), 0, K, 1, w.data(), 0, 1, K, y.data(), 0, N, 1);
     });
   };
   rows.push_back(
-      {"uk f32", ukF32(qtrain_mk_gemm_f32), 64, relError(y, ref), 1e-5});
+      {"mk f32", mkF32(qtrain_mk_gemm_f32), 64, relError(y, ref), 1e-5});
   rows.push_back(
-      {"uk bf16", ukF32(qtrain_mk_gemm_bf16), 128, relError(y, ref), 2e-2});
+      {"mk bf16", mkF32(qtrain_mk_gemm_bf16), 128, relError(y, ref), 2e-2});
   for (int bits : {8, 4, 2, 1}) {
     std::vector<int8_t> xc = randomCodes(x.size(), bits, gen);
     std::vector<int8_t> wc = randomCodes(w.size(), bits, gen);
@@ -219,9 +219,9 @@ int main(int argc, char **argv) {
     });
     // Exact: the error column counts mismatches at 4096 sampled outputs.
     double wrong = mismatches(xc, wc, acc, M, N, K, gen);
-    rows.push_back({serial ? "uk W" + std::to_string(bits) + "A" +
+    rows.push_back({serial ? "mk W" + std::to_string(bits) + "A" +
                                  std::to_string(bits) + " bitser"
-                           : "uk s8 codes",
+                           : "mk s8 codes",
                     ms, 256, wrong, 0});
   }
 
@@ -241,7 +241,7 @@ int main(int argc, char **argv) {
                                acc.data(), 0, N, 1);
     });
     rows.push_back(
-        {"uk s16 codes", ms, 128, mismatches(xc, wc, acc, M, N, K, gen), 0});
+        {"mk s16 codes", ms, 128, mismatches(xc, wc, acc, M, N, K, gen), 0});
   }
 
   // Packed k-bit weights (B packed once, outside the timing, as weights
@@ -260,7 +260,7 @@ int main(int argc, char **argv) {
     });
     double wrong = mismatches(xc, wc, acc, M, N, K, gen);
     rows.push_back(
-        {"uk A8 W" + std::to_string(bits) + " packed", ms, 256, wrong, 0});
+        {"mk A8 W" + std::to_string(bits) + " packed", ms, 256, wrong, 0});
   }
 
   // OpenBLAS sgemm.

@@ -25,7 +25,7 @@
 #include <cstring>
 #include <vector>
 
-namespace qtrain::uk {
+namespace qtrain::mk {
 namespace {
 
 /// Per-thread, 64-byte aligned, grown on demand and kept between calls.
@@ -632,6 +632,6 @@ void packedBlocked(PackedOperands o, PackedTile tileFn) {
 }
 
 } // namespace
-} // namespace qtrain::uk
+} // namespace qtrain::mk
 
 #endif // QTRAIN_RUNTIME_KERNELS_CPU_DRIVER_H

@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-namespace qtrain::uk {
+namespace qtrain::mk {
 
 //===----------------------------------------------------------------------===//
 // CPU features
@@ -414,9 +414,9 @@ void portableConvS8(const ConvOperands<int8_t, int32_t> &o) {
 }
 
 } // namespace
-} // namespace qtrain::uk
+} // namespace qtrain::mk
 
-using namespace qtrain::uk;
+using namespace qtrain::mk;
 
 extern "C" {
 

@@ -29,7 +29,7 @@
 
 #include <cstdint>
 
-namespace qtrain::uk {
+namespace qtrain::mk {
 
 constexpr int kMR = 12; ///< Rows of a microkernel tile.
 constexpr int kNR = 32; ///< Columns of a microkernel tile (two zmm).
@@ -104,6 +104,6 @@ bool hasAvx512BF16();
 bool hasAvx512Vnni();
 bool hasAvx512Popcnt();
 
-} // namespace qtrain::uk
+} // namespace qtrain::mk
 
 #endif // QTRAIN_RUNTIME_KERNELS_CPU_MICROKERNELS_H

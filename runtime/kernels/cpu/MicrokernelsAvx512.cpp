@@ -34,7 +34,7 @@
 
 #include "Driver.h"
 
-namespace qtrain::uk {
+namespace qtrain::mk {
 namespace {
 
 /// c[r][0..31] += the tile's accumulators, for its first Rows rows.
@@ -401,7 +401,7 @@ void bitSerialAvx512(BitSerialOperands operands) {
   }
 }
 
-} // namespace qtrain::uk
+} // namespace qtrain::mk
 
 #if defined(__clang__)
 #pragma clang attribute pop
