@@ -351,14 +351,10 @@ static int compile(int argc, char **argv) {
     return fail("--bits: " + s.message());
   if (rt::Status s = rt::parseBitList(gradBits, gradList); s.failed())
     return fail("--grad-bits: " + s.message());
-  int lo = *std::min_element(bitList.begin(), bitList.end());
-  int hi = *std::max_element(bitList.begin(), bitList.end());
+  // The pipeline's default (cpt/ldp:MIN:MAX, static:MAX or fp32 by policy).
   std::string scheduleText =
       !schedule.empty() ? schedule.getValue()
-      : policy == "cpt" ? "cpt:" + std::to_string(lo) + ":" + std::to_string(hi)
-      : policy == "ldp" ? "ldp:" + std::to_string(lo) + ":" + std::to_string(hi)
-      : policy == "static" ? "static:" + std::to_string(hi)
-                           : std::string("fp32");
+                        : mlir::qtrain::defaultSchedule(policy, bitList);
   rt::Schedule parsed;
   if (rt::Status s = rt::parseSchedule(scheduleText, parsed); s.failed())
     return fail(s.message());
