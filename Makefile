@@ -16,12 +16,14 @@ build:
 demo: build
 	scripts/demo.sh
 
-# Install, build and run every lit test and every GoogleTest binary, then
+# Install (with the packages only tests use: PyTorch for benchmarks/step),
+# build and run every lit test and every GoogleTest binary, then
 # every fuzzing harness briefly (FUZZ_SECONDS each; scripts/fuzz.sh), the IR
 # harness's smoke run (scripts/fuzz-ir.sh --smoke) and the runtime's and
 # microkernels' unit tests under ASan+UBSan (scripts/sanitize.sh runtime).
 FUZZ_SECONDS ?= 15
-test: build
+test:
+	scripts/setup.sh --tests
 	cmake --build $(BUILD_DIR) --target check-qtrain
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 	scripts/fuzz-ir.sh --smoke

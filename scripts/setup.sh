@@ -3,6 +3,8 @@
 #
 #   scripts/setup.sh                  install, configure, build (into ./build)
 #   scripts/setup.sh --install-only   only install the packages
+#   scripts/setup.sh --tests          also the packages only tests use
+#                                     (PyTorch, for benchmarks/step)
 #   BUILD_DIR=out scripts/setup.sh    build elsewhere
 #   CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Debug" scripts/setup.sh
 #
@@ -13,24 +15,29 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${BUILD_DIR:-$root/build}
 install_only=0
+tests=0
 for arg in "$@"; do
   case "$arg" in
     --install-only) install_only=1 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --tests) tests=1 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
 
-# Everything the build, the tests and the demo use. LLVM/MLIR 22 come from
+# Everything the build, the demo and most tests use. LLVM/MLIR 22 come from
 # Debian (bookworm-security); see docs/toolchain.md.
 packages=(
   cmake ninja-build ccache make python3
   clang-22 clang-format-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-  libclang-rt-22-dev
+  libclang-rt-22-dev libomp-22-dev
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev nlohmann-json3-dev
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libopenblas-dev
   dataset-fashion-mnist
 )
+# The side-by-side step benchmark's smoke test (benchmarks/step): PyTorch
+# from Debian, about 175 packages, so only `make test` installs it.
+((tests)) && packages+=(python3-torch)
 
 missing=()
 for pkg in "${packages[@]}"; do

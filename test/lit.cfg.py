@@ -25,11 +25,15 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixe
 
 # Compiles a step lowered by qtrain-lower-cpu (bare-pointer memrefs,
 # results as out-parameters) to a shared object, with the microkernels its
-# GEMMs call (runtime/include/qtrain/microkernels.h), as qtrain-compile links it.
+# GEMMs call (runtime/include/qtrain/microkernels.h) and the OpenMP runtime
+# of its thread pool, as qtrain-compile links it.
 config.substitutions.append(
     ("%cc_step", "clang-22 -O1 -shared -fPIC -w -Wl,--whole-archive " +
      os.path.join(config.qtrain_obj_root, "lib", "libQTrainMicrokernels.a") +
-     " -Wl,--no-whole-archive -lstdc++ -lpthread -lm"))
+     " -Wl,--no-whole-archive " + config.qtrain_openmp_library +
+     " -Wl,--disable-new-dtags,-rpath," +
+     os.path.dirname(config.qtrain_openmp_library) +
+     " -lstdc++ -lpthread -lm"))
 config.substitutions.append(
     ("%gradcheck", sys.executable + " " +
      os.path.join(config.qtrain_src_root, "test", "lib", "gradcheck.py")))
@@ -74,6 +78,13 @@ if os.geteuid() != 0 or _nobody_can_reach(
         [config.test_exec_root,
          os.path.join(config.qtrain_tools_dir, "qtrain-run")]):
     config.available_features.add("read-only-dirs")
+
+# benchmarks/step compares qtrain's step with PyTorch's (Debian
+# python3-torch, which `make test` installs: scripts/setup.sh --tests).
+if subprocess.run(["/usr/bin/python3", "-c", "import torch"],
+                  stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("torch")
 
 # Sanitizer builds (docs/reliability.md): pass the sanitizers' options on.
 import os as _os

@@ -21,7 +21,8 @@ steps must be below 0.9x the first step's, so a fast but wrong step fails.
     benchmarks/step/bench_step.py [--models lenet,convnet] [--steps 64]
         [--threads 1,2] [--bin build/bin] [--work DIR] [--smoke]
 
---smoke: mlp only, 16 steps, one thread (checks both sides train; no
+--smoke: mlp only, 16 steps, at one thread and at all cores (at least 2),
+as CI runs it (test/benchmarks/step-smoke.test: both sides train; no
 timing is asserted). Exit status 1 when a side does not train.
 """
 import argparse
@@ -258,7 +259,8 @@ def main():
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args()
     if args.smoke:
-        args.models, args.steps, args.threads = "mlp", 16, "1"
+        args.models, args.steps = "mlp", 16
+        args.threads = f"1,{max(2, os.cpu_count())}"
     models = args.models.split(",")
     threads = sorted({int(t) for t in args.threads.split(",")})
     os.makedirs(args.work, exist_ok=True)

@@ -9,7 +9,7 @@
 /// (qtrain.h), printing the loss and the precision of every step:
 ///
 ///   qtrain-train-toy BUNDLE [--steps=N] [--schedule=S] [--grad-schedule=S]
-///                    [--seed=N] [--lr=F]
+///                    [--seed=N] [--lr=F] [--threads=N]
 ///
 /// The data is one synthetic batch: inputs uniform in [-1, 1), labels the
 /// argmax of a fixed random linear "teacher", so that any classifier the
@@ -32,7 +32,7 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: qtrain-train-toy BUNDLE [--steps=N] [--schedule=S] "
-               "[--grad-schedule=S] [--seed=N] [--lr=F]\n");
+               "[--grad-schedule=S] [--seed=N] [--lr=F] [--threads=N]\n");
   return 2;
 }
 
@@ -57,6 +57,7 @@ int main(int argc, char **argv) {
   unsigned long long seed = 1;
   std::string schedule, gradSchedule;
   float lr = 0.5f;
+  int threads = 0; // one per core
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&](const char *prefix) -> const char * {
@@ -73,6 +74,8 @@ int main(int argc, char **argv) {
       seed = std::strtoull(v, nullptr, 10);
     else if (const char *v = value("--lr="))
       lr = std::strtof(v, nullptr);
+    else if (const char *v = value("--threads="))
+      threads = std::atoi(v);
     else
       return usage();
   }
@@ -92,6 +95,7 @@ int main(int argc, char **argv) {
   options.total_steps = steps;
   options.seed = seed;
   options.learning_rate = lr;
+  options.threads = threads;
   options.schedule = schedule.empty() ? nullptr : schedule.c_str();
   options.grad_schedule = gradSchedule.empty() ? nullptr : gradSchedule.c_str();
   qtrain_trainer *trainer = nullptr;

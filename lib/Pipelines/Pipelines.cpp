@@ -22,8 +22,10 @@
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -188,11 +190,19 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   buildCPUBufferPipeline(pm);
   pm.addPass(createCopiesToLinalgPass());
   pm.addPass(createMicrokernelsPass());
+  // Big loop nests run in parallel chunks on the OpenMP thread pool (the
+  // microkernels' pool); the chunks depend only on the shapes.
+  pm.addPass(createParallelizePass());
+  pm.addPass(createCanonicalizerPass());
 
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createUnrollShortLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createPromoteAccumulatorsPass());
+  pm.addPass(createConvertSCFToOpenMPPass());
+  // It wraps each chunk's body in a memref.alloca_scope, which the
+  // canonicalizer inlines where the body allocates nothing (all of them).
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -211,6 +221,7 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   funcToLLVM.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
   pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 

@@ -163,6 +163,9 @@ Status qtrain::rt::openBundle(const std::string &dir,
   if (!bundle->memoryStats || !bundle->memoryResetPeak)
     bundle->memoryStats = nullptr, bundle->memoryResetPeak = nullptr;
   bundle->bindStepRecovery();
+  // Optional too: the size of the step's thread pool.
+  bundle->setNumThreads = reinterpret_cast<void (*)(int32_t)>(
+      lookupSymbol(bundle->handle, "qtrain_mk_set_num_threads"));
   for (const SiteSpec &site : m.sites) {
     std::vector<void *> &addresses = bundle->variantAddresses.emplace_back();
     for (const VariantSpec &v : site.variants) {

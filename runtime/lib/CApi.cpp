@@ -180,6 +180,7 @@ void qtrain_trainer_options_init(qtrain_trainer_options *options) {
   options->learning_rate = defaults.learningRate;
   options->momentum = defaults.momentum;
   options->weight_decay = defaults.weightDecay;
+  options->threads = defaults.threads;
 }
 
 qtrain_status qtrain_trainer_create(const qtrain_bundle *bundle,
@@ -214,6 +215,7 @@ qtrain_status qtrain_trainer_create(const qtrain_bundle *bundle,
   o.learningRate = options->learning_rate;
   o.momentum = options->momentum;
   o.weightDecay = options->weight_decay;
+  o.threads = options->threads;
   std::unique_ptr<Trainer> trainer;
   ErrorKind kind = ErrorKind::None;
   if (Status s = Trainer::create(bundle->bundle, o, trainer, &kind); s.failed())

@@ -92,9 +92,14 @@ Status Bundle::setStepMemoryLimit(int64_t bytes, ErrorKind *kind) const {
   return Status::success();
 }
 
-Status Bundle::runStep(StepFunction step, void **args, ErrorKind *kind) const {
+Status Bundle::runStep(StepFunction step, void **args, int threads,
+                       ErrorKind *kind) const {
   if (kind)
     *kind = ErrorKind::None;
+  // The pool's size is the calling thread's (OpenMP's nthreads-var), so it
+  // is set for every step: Trainers on other threads may use other counts.
+  if (setNumThreads)
+    setNumThreads(threads);
   if (!memoryBegin) {
     step(args);
     return Status::success();

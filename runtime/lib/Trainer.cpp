@@ -16,6 +16,7 @@
 #include <limits>
 #if defined(__GLIBC__)
 #include <malloc.h>
+#include <sched.h>
 #endif
 
 using namespace qtrain::rt;
@@ -59,6 +60,18 @@ Status parseOne(std::string_view text, const char *what, bool fromOptions,
                         "': backward precisions are not learned (LDP "
                         "learns the forward bits per layer)");
   return Status::success();
+}
+
+/// Most threads a step may be asked to use.
+constexpr int kMaxThreads = 1024;
+
+/// The cores this process may run on (its affinity mask, which a container
+/// or taskset narrows), at least 1.
+int availableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    return std::max(1, CPU_COUNT(&set));
+  return 1;
 }
 
 } // namespace
@@ -152,6 +165,12 @@ Status Trainer::create(std::shared_ptr<const Bundle> bundle,
   if (o.maxStepMemory < 0)
     return failWith(kind, ErrorKind::InvalidArgument,
                     "step memory limit must not be negative");
+  if (o.threads < 0 || o.threads > kMaxThreads)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    "threads must be in [0, " + std::to_string(kMaxThreads) +
+                        "] (0: one per core), got " +
+                        std::to_string(o.threads));
+  t->threads = o.threads > 0 ? o.threads : availableCores();
   if (o.maxStepMemory > 0 && !bundle->hasStepMemoryControl())
     return failWith(kind, ErrorKind::InvalidArgument,
                     bundle->getDirectory() +
@@ -446,7 +465,8 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
     bundle->getMemoryResetPeak()();
     stats(&before, nullptr);
   }
-  if (Status s = bundle->runStep(bundle->getTrainStep(), args.data(), kind);
+  if (Status s =
+          bundle->runStep(bundle->getTrainStep(), args.data(), threads, kind);
       s.failed())
     return s;
   loss = lossArg;
@@ -612,7 +632,8 @@ Status Trainer::runEval(const float *x, float *logits, int bits, int gradBits,
   std::vector<void *> &args = evalArgs[current];
   args[evalInputIndex] = const_cast<float *>(x);
   args[evalLogitsIndex] = logits;
-  if (Status s = bundle->runStep(bundle->getEvalStep(), args.data(), kind);
+  if (Status s =
+          bundle->runStep(bundle->getEvalStep(), args.data(), threads, kind);
       s.failed())
     return Status::error("evaluation: " + s.message());
   return succeed(kind);

@@ -597,9 +597,9 @@ static int compile(int argc, char **argv) {
     return abandon("clang-22 (the linker driver) is not on PATH; run "
                    "scripts/setup.sh");
   // The step needs the GEMM microkernels (qtrain-microkernels calls them;
-  // libQTrainMicrokernels.a next to this tool's bin/, in lib/), the C++ runtime
-  // they use, libc and libm (qtrain-copies-to-linalg turns strided copies
-  // into loops).
+  // libQTrainMicrokernels.a next to this tool's bin/, in lib/), the C++ and
+  // OpenMP runtimes they use, libc and libm (qtrain-copies-to-linalg turns
+  // strided copies into loops).
   std::string self = llvm::sys::fs::getMainExecutable(argv[0], (void *)&fail);
   llvm::SmallString<256> microkernels(
       llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
@@ -607,9 +607,23 @@ static int compile(int argc, char **argv) {
   if (!llvm::sys::fs::exists(microkernels))
     return abandon("the microkernel library " + std::string(microkernels) +
                    " is missing; build the QTrainMicrokernels target");
-  SmallVector<StringRef> linkArgs = {*clang,     "-shared",   "-o",
-                                     library,    object,      microkernels,
-                                     "-lstdc++", "-lpthread", "-lm"};
+  // The OpenMP runtime of the step's thread pool is found at run time in
+  // the directory it was built against (DT_RPATH, which also serves the
+  // libraries it loads).
+  std::string openmpRpath =
+      "-Wl,--disable-new-dtags,-rpath," +
+      llvm::sys::path::parent_path(QTRAIN_OPENMP_LIBRARY).str();
+  SmallVector<StringRef> linkArgs = {*clang,
+                                     "-shared",
+                                     "-o",
+                                     library,
+                                     object,
+                                     microkernels,
+                                     QTRAIN_OPENMP_LIBRARY,
+                                     openmpRpath,
+                                     "-lstdc++",
+                                     "-lpthread",
+                                     "-lm"};
   if (llvm::sys::ExecuteAndWait(*clang, linkArgs) != 0)
     return abandon("linking " + std::string(library) + " failed");
   llvm::sys::fs::remove(object);

@@ -1,7 +1,7 @@
 //===- ObjectFile.cpp - Object code for the host ----------------*- C++ -*-===//
 //
-// LLVM dialect -> LLVM IR -> O3 -> object file through the host target's
-// TargetMachine.
+// LLVM dialect (with OpenMP worksharing loops) -> LLVM IR -> O3 -> object file
+// through the host target's TargetMachine.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +11,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -53,6 +54,7 @@ LogicalResult mlir::qtrain::emitObjectFile(ModuleOp module, StringRef cpu,
   llvm::InitializeNativeTargetAsmPrinter();
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
+  registerOpenMPDialectTranslation(*module.getContext());
 
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvmModule =

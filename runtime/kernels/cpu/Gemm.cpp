@@ -21,7 +21,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
+#include <omp.h>
 #include <utility>
 #include <vector>
 
@@ -99,12 +99,12 @@ void parallelSplit(int64_t M, int64_t N, int64_t K, int64_t align, Fn fn) {
       return;
     splitM ? fn(lo, hi, 0, N) : fn(0, M, lo, hi);
   };
-  std::vector<std::thread> workers;
-  for (int64_t t = 1; t < chunks; ++t)
-    workers.emplace_back(run, t);
-  run(0);
-  for (std::thread &worker : workers)
-    worker.join();
+  // One chunk per thread of the run's OpenMP pool (the pool generated code
+  // runs its parallel loops on): each output element is computed by one
+  // thread in the same order whatever the split.
+#pragma omp parallel for num_threads(int(chunks)) schedule(static, 1)
+  for (int64_t t = 0; t < chunks; ++t)
+    run(t);
 }
 
 /// The portable microkernel: same packed layouts, plain C++.
@@ -380,21 +380,15 @@ void conv2d(const ConvShape &g, View4<In> xv, View4<In> wv, Acc *y,
       g.N * g.F * g.OH * g.OW * g.C * g.KH * g.KW < (int64_t(1) << 20)) {
     run(o);
   } else {
-    std::vector<std::thread> workers;
     int64_t per = (g.N + threads - 1) / threads;
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
     for (int t = 0; t < threads; ++t) {
       ConvOperands<In, Acc> part = o;
-      part.n0 = t * per;
+      part.n0 = std::min(g.N, t * per);
       part.n1 = std::min(g.N, part.n0 + per);
-      if (part.n0 >= part.n1)
-        break;
-      if (part.n1 == g.N)
+      if (part.n0 < part.n1)
         run(part);
-      else
-        workers.emplace_back(run, part);
     }
-    for (std::thread &worker : workers)
-      worker.join();
   }
   if (!yCopy.empty()) {
     size_t e = 0;
@@ -594,7 +588,10 @@ int64_t qtrain_mk_max_accumulation_length(const char *kind, int32_t aBits,
 }
 
 void qtrain_mk_set_num_threads(int32_t threads) {
-  numThreads.store(std::max(1, threads), std::memory_order_relaxed);
+  threads = std::max(1, threads);
+  numThreads.store(threads, std::memory_order_relaxed);
+  // The parallel loops of generated code take the pool's default size.
+  omp_set_num_threads(threads);
 }
 
 const char *qtrain_mk_isa(void) {

@@ -55,7 +55,8 @@ training:
                             qtrain-compile --precision-order=profiled
   --seed=N                  initialization, shuffling and rounding noise
                             (default 1)
-  --threads=N               only 1: the compiled step is single-threaded
+  --threads=N               threads of the compiled step (default 0: one
+                            per core); results are the same at every count
 precision:
   --schedule=S              forward schedule (default: the bundle's), e.g.
                             cpt:3:8, static:8, fp32, cyclic:linear:3:8:cycles=32;
@@ -214,7 +215,7 @@ Options qtrain::run::parseOptions(int argc, char **argv) {
     else if (flag == "--seed")
       o.seed = uint64_t(parseInt(flag, need(), 0, INT64_MAX));
     else if (flag == "--threads")
-      o.threads = parseInt(flag, need(), 1, 1024);
+      o.threads = parseInt(flag, need(), 0, 1024);
     else if (flag == "--schedule")
       o.schedule = need();
     else if (flag == "--grad-bits")
@@ -252,11 +253,6 @@ Options qtrain::run::parseOptions(int argc, char **argv) {
   }
   if (o.bundle.empty())
     die("no bundle given (usage: qtrain-run BUNDLE [options]; see --help)", 2);
-  if (o.threads != 1)
-    die("--threads=" + std::to_string(o.threads) +
-            ": the compiled step runs on one thread; only --threads=1 is "
-            "supported",
-        2);
   if (o.progress != "auto" && o.progress != "bar" && o.progress != "lines" &&
       o.progress != "none")
     die("--progress: expected auto, bar, lines or none, got '" + o.progress +

@@ -40,7 +40,7 @@ struct Options {
   double ldpTargetCost = 0, ldpLambdaRate = 1.0;
   bool evalBitsGiven = false;
   uint64_t seed = 1;
-  int64_t threads = 1;
+  int64_t threads = 0;
   std::string schedule, gradSchedule;
   bool printSchedule = false;
   std::string evalBits = "max";

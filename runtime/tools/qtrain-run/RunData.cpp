@@ -107,6 +107,7 @@ rt::TrainerOptions qtrain::run::trainerOptions(const Options &o,
   t.initialLossScale = o.lossScale;
   t.promotionThreshold = o.promotionThreshold;
   t.maxStepMemory = o.maxStepMemory;
+  t.threads = int(o.threads);
   t.ldpLambda = o.ldpLambda;
   t.ldpTargetCost = o.ldpTargetCost;
   t.ldpLambdaRate = o.ldpLambdaRate;

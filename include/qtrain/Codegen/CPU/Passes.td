@@ -338,4 +338,37 @@ def PromoteAccumulatorsPass : Pass<"qtrain-promote-accumulators"> {
   ];
 }
 
+def ParallelizePass : Pass<"qtrain-parallelize"> {
+  let summary = "Split the loops of big bufferized linalg ops into parallel chunks";
+  let description = [{
+    Tiles the outermost parallel loop of each bufferized linalg op (static
+    loop ranges, at least `grain` iterations in all) into an `scf.parallel`
+    over at most `max-chunks` chunks of that loop (`linalg::tileLinalgOp`
+    with parallel loops), which `convert-scf-to-openmp` later turns into a
+    worksharing loop on the OpenMP thread pool the microkernels run on. The
+    loop split is one that indexes a dimension of every output by itself, so
+    chunks write disjoint parts; reduction loops are never split, so every
+    element is computed by one thread in the order of the loop form, and the
+    chunks depend only on the shapes: results are bit for bit those of one
+    thread, at any thread count. A loop that is the whole nest (after
+    `qtrain-collapse-dims`) is cut at multiples of 16 elements. Ops that
+    read a buffer they write other than element by element (an input on
+    the output's buffer under another map or through another view) stay
+    sequential. Part of `qtrain-lower-cpu`, after `qtrain-microkernels`.
+  }];
+  let options = [
+    Option<"grain", "grain", "int64_t", /*default=*/"32768",
+           "Loop iterations per chunk below which an op is not split further">,
+    Option<"maxChunks", "max-chunks", "int64_t", /*default=*/"64",
+           "Most chunks one op is split into">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+  let statistics = [
+    Statistic<"numSplit", "split-ops", "Ops split into parallel chunks">,
+  ];
+}
+
 #endif // QTRAIN_CODEGEN_CPU_PASSES_TD

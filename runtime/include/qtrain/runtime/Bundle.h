@@ -74,11 +74,13 @@ public:
   /// The limit belongs to the loaded library, so every Trainer of this
   /// bundle shares it.
   Status setStepMemoryLimit(int64_t bytes, ErrorKind *kind = nullptr) const;
-  /// Runs `step` (the train or eval entry) on `args`. When an allocation
-  /// inside it fails (out of memory, or past the limit), the step is
-  /// abandoned: its buffers are released and OutOfMemory is returned with
-  /// the sizes. The step's outputs are then unspecified.
-  Status runStep(StepFunction step, void **args,
+  /// Runs `step` (the train or eval entry) on `args`, on `threads` threads
+  /// of the library's thread pool (libraries without one run on the
+  /// calling thread); results do not depend on the count. When an
+  /// allocation inside it fails (out of memory, or past the limit), the
+  /// step is abandoned: its buffers are released and OutOfMemory is
+  /// returned with the sizes. The step's outputs are then unspecified.
+  Status runStep(StepFunction step, void **args, int threads = 1,
                  ErrorKind *kind = nullptr) const;
   /// The address of variant `variant` of site `site`.
   void *getVariantAddress(size_t site, size_t variant) const {
@@ -110,6 +112,7 @@ private:
   void (*memorySetLimit)(int64_t) = nullptr;
   int64_t (*memoryBegin)() = nullptr;
   void (*memoryEnd)(int64_t, int32_t) = nullptr;
+  void (*setNumThreads)(int32_t) = nullptr;
   std::vector<std::vector<void *>> variantAddresses;
   std::vector<std::vector<float>> fileInits;
 };

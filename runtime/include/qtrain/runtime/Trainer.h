@@ -97,6 +97,11 @@ struct TrainerOptions {
   /// Trainer of the bundle; 0 leaves the library's limit as it is. It is
   /// set once create() has succeeded.
   int64_t maxStepMemory = 0;
+  /// Threads the compiled step runs on (its library's OpenMP pool, shared
+  /// by the microkernels and the generated loops); 0: one per core this
+  /// process may run on. Losses, parameters and checkpoints are the same
+  /// at every count.
+  int threads = 0;
 };
 
 /// A tensor switched to its high format after a step.
@@ -175,6 +180,8 @@ public:
 
   /// Steps taken so far, i.e. the index of the next step.
   int64_t getStep() const { return stepIndex; }
+  /// The threads each step runs on (TrainerOptions::threads, 0 resolved).
+  int getThreads() const { return threads; }
   /// The schedules' bits at `step` (0 = fp32).
   int getBits(int64_t step) const;
   int getGradBits(int64_t step) const;
@@ -291,6 +298,8 @@ private:
   };
   std::shared_ptr<const Bundle> bundle;
   TrainerOptions options;
+  /// options.threads, with 0 resolved to the cores available.
+  int threads = 1;
   Schedule schedule;
   Schedule gradSchedule;
   size_t numParameters = 0;

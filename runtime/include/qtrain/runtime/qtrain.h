@@ -99,6 +99,8 @@ typedef struct qtrain_trainer_options {
   float learning_rate;
   float momentum;
   float weight_decay;
+  int32_t threads; /* threads of the compiled step; 0 (the default): one per
+                      core. Results are the same at every count. */
 } qtrain_trainer_options;
 
 /* A view of a tensor; the pointers belong to the trainer (data is valid
