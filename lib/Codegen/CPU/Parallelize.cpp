@@ -84,6 +84,19 @@ static std::optional<unsigned> splitLoop(linalg::LinalgOp op,
   return std::nullopt;
 }
 
+/// The chunk length for `chunks` chunks of `extent` iterations: a multiple
+/// of `align`, and preferably one that divides the extent, so that every
+/// chunk has the same static trip count (LLVM vectorizes a loop of unknown
+/// trip count only without run-time alias checks, which the chunk bodies,
+/// outlined by the OpenMP translation, need).
+static int64_t chunkSize(int64_t extent, int64_t chunks, int64_t align) {
+  int64_t smallest = llvm::alignTo(llvm::divideCeil(extent, chunks), align);
+  for (int64_t t = smallest; t <= extent / 2; t += align)
+    if (extent % t == 0)
+      return t;
+  return smallest;
+}
+
 void ParallelizePass::runOnOperation() {
   if (grain < 1 || maxChunks < 2) {
     getOperation()->emitError()
@@ -110,15 +123,21 @@ void ParallelizePass::runOnOperation() {
     if (!d || mayRace(op))
       continue;
     int64_t extent = ranges[*d];
+    // The innermost loop is the one LLVM vectorizes: split, it keeps at
+    // least four vectors of f32 per chunk (a range reduction [rows, 256]
+    // splits its 256 columns in 4, not in 64 strips of 4), starting on a
+    // cache line. A loop that is the whole (collapsed) nest is the same.
+    constexpr int64_t kLine = 16, kInnermostChunk = 4 * kLine;
+    bool innermost = *d + 1 == ranges.size();
     int64_t chunks = std::min<int64_t>({work / grain, maxChunks, extent});
+    if (innermost)
+      chunks = std::min(chunks, extent / kInnermostChunk);
     if (chunks < 2)
       continue;
-    int64_t tile = llvm::divideCeil(extent, chunks);
-    // A loop that is the whole (collapsed) nest keeps its chunks a multiple
-    // of a cache line of f32, so that vectorized bodies start aligned.
-    constexpr int64_t kLine = 16;
-    if (work / extent < kLine && extent >= kLine * chunks)
-      tile = llvm::alignTo(tile, kLine);
+    int64_t align =
+        innermost || (work / extent < kLine && extent >= kLine * chunks) ? kLine
+                                                                         : 1;
+    int64_t tile = chunkSize(extent, chunks, align);
     if (llvm::divideCeil(extent, tile) < 2)
       continue;
 

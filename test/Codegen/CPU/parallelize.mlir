@@ -54,7 +54,7 @@ func.func @rowsum(%a: memref<256x1024xf32>, %b: memref<256xf32>) {
 // reduction runs whole inside each chunk.
 // CHECK-LABEL: func.func @colsum
 //       CHECK:   scf.parallel
-//       CHECK:     memref.subview %{{.*}}[0, %{{.*}}] [1024, 32] [1, 1]
+//       CHECK:     memref.subview %{{.*}}[0, %{{.*}}] [1024, 64] [1, 1]
 func.func @colsum(%a: memref<1024x256xf32>, %b: memref<256xf32>) {
   linalg.generic {indexing_maps = [#id2, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
       ins(%a : memref<1024x256xf32>) outs(%b : memref<256xf32>) {

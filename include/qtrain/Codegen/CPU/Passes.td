@@ -350,8 +350,10 @@ def ParallelizePass : Pass<"qtrain-parallelize"> {
     chunks write disjoint parts; reduction loops are never split, so every
     element is computed by one thread in the order of the loop form, and the
     chunks depend only on the shapes: results are bit for bit those of one
-    thread, at any thread count. A loop that is the whole nest (after
-    `qtrain-collapse-dims`) is cut at multiples of 16 elements. Ops that
+    thread, at any thread count. The innermost loop (the vectorized one)
+    keeps at least 64 elements per chunk, and it and a loop that is the
+    whole nest are cut at multiples of 16; chunk lengths divide the extent
+    where they can, so that chunk bodies have static trip counts. Ops that
     read a buffer they write other than element by element (an input on
     the output's buffer under another map or through another view) stay
     sequential. Part of `qtrain-lower-cpu`, after `qtrain-microkernels`.
