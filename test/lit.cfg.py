@@ -26,10 +26,16 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixe
 # Compiles a step lowered by qtrain-lower-cpu (bare-pointer memrefs,
 # results as out-parameters) to a shared object, with the microkernels its
 # GEMMs call (runtime/include/qtrain/microkernels.h), as qtrain-compile links it.
+# The shared libraries the archive needs (oneDNN and OpenMP where the build
+# has them) are listed next to it, one a line.
+with open(os.path.join(config.qtrain_obj_root, "lib",
+                       "libQTrainMicrokernels.link")) as f:
+    microkernel_libs = " ".join(line.strip() for line in f if line.strip())
 config.substitutions.append(
     ("%cc_step", "clang-22 -O1 -shared -fPIC -w -Wl,--whole-archive " +
      os.path.join(config.qtrain_obj_root, "lib", "libQTrainMicrokernels.a") +
-     " -Wl,--no-whole-archive -lstdc++ -lpthread -lm"))
+     " -Wl,--no-whole-archive " + microkernel_libs +
+     " -lstdc++ -lpthread -lm"))
 config.substitutions.append(
     ("%gradcheck", sys.executable + " " +
      os.path.join(config.qtrain_src_root, "test", "lib", "gradcheck.py")))

@@ -607,9 +607,24 @@ static int compile(int argc, char **argv) {
   if (!llvm::sys::fs::exists(microkernels))
     return abandon("the microkernel library " + std::string(microkernels) +
                    " is missing; build the QTrainMicrokernels target");
-  SmallVector<StringRef> linkArgs = {*clang,     "-shared",   "-o",
-                                     library,    object,      microkernels,
-                                     "-lstdc++", "-lpthread", "-lm"};
+  SmallVector<StringRef> linkArgs = {*clang,  "-shared", "-o",
+                                     library, object,    microkernels};
+  // The shared libraries the archive was built against (oneDNN and its
+  // OpenMP runtime where the build found them), one a line in
+  // libQTrainMicrokernels.link next to it.
+  llvm::SmallString<256> needs(microkernels);
+  llvm::sys::path::replace_extension(needs, "link");
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> needsFile =
+      llvm::MemoryBuffer::getFile(needs);
+  if (!needsFile)
+    return abandon("the microkernels' link list " + std::string(needs) +
+                   " is missing; build the QTrainMicrokernels target");
+  SmallVector<StringRef> needed;
+  (*needsFile)->getBuffer().split(needed, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef lib : needed)
+    if (!lib.trim().empty())
+      linkArgs.push_back(lib.trim());
+  linkArgs.append({"-lstdc++", "-lpthread", "-lm"});
   if (llvm::sys::ExecuteAndWait(*clang, linkArgs) != 0)
     return abandon("linking " + std::string(library) + " failed");
   llvm::sys::fs::remove(object);

@@ -753,7 +753,7 @@ TEST(Microkernels, ConvLibraryExactAtMaxAccumulationLength) {
 }
 
 // Auto leaves to our kernels the layers the library is slower on (a
-// single input channel) and takes the others.
+// single input channel, convnet's conv2 forward) and takes LeNet's conv2.
 TEST(Microkernels, ConvLibraryAutoPolicy) {
   LibraryMode automatic(qtrain::mk::ConvLibraryMode::Auto);
   const int64_t N = 128, K = 5;
@@ -763,6 +763,9 @@ TEST(Microkernels, ConvLibraryAutoPolicy) {
   std::vector<float> x2(size_t(N * 6 * 14 * 14)), w2(size_t(16 * 6 * 25)),
       y2(size_t(N * 16 * 10 * 10));
   EXPECT_EQ(libraryConv(N, 6, 14, 16, K, x2, w2, y2, 1), libraryRuns());
+  std::vector<int8_t> x3(size_t(N * 32 * 26 * 26)), w3(size_t(64 * 32 * 9));
+  std::vector<int32_t> y3(size_t(N * 64 * 24 * 24));
+  EXPECT_FALSE(libraryConv(N, 32, 26, 64, 3, x3, w3, y3, 1));
 }
 
 // Y sharing memory with X: X is read as it was before the call.
