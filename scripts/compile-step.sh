@@ -20,7 +20,9 @@ trap 'rm -rf "$tmp"' EXIT
 "$build_dir/bin/qtrain-opt" "$1" --qtrain-lower-cpu -o "$tmp/llvm.mlir"
 "$llvm/bin/mlir-translate" -allow-unregistered-dialect --mlir-to-llvmir \
   "$tmp/llvm.mlir" -o "$tmp/step.ll"
-# The step calls the microkernels and allocates through their library.
+# The step calls the microkernels and allocates through their library;
+# the libraries the archive needs (oneDNN, OpenMP) are listed next to it.
+mapfile -t needs < <(grep -v '^$' "$build_dir/lib/libQTrainMicrokernels.link")
 clang-22 -O2 -shared -fPIC -w "$tmp/step.ll" -Wl,--whole-archive \
   "$build_dir/lib/libQTrainMicrokernels.a" -Wl,--no-whole-archive \
-  -lstdc++ -lpthread -lm -o "$2"
+  "${needs[@]}" -lstdc++ -lpthread -lm -o "$2"

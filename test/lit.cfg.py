@@ -25,14 +25,17 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixe
 
 # Compiles a step lowered by qtrain-lower-cpu (bare-pointer memrefs,
 # results as out-parameters) to a shared object, with the microkernels its
-# GEMMs call (runtime/include/qtrain/microkernels.h) and the OpenMP runtime
-# of its thread pool, as qtrain-compile links it.
+# GEMMs call (runtime/include/qtrain/microkernels.h), as qtrain-compile links it.
+# The shared libraries the archive needs (oneDNN where the build has it, the
+# OpenMP runtime of the thread pool) and their rpath are listed next to it,
+# one a line.
+with open(os.path.join(config.qtrain_obj_root, "lib",
+                       "libQTrainMicrokernels.link")) as f:
+    microkernel_libs = " ".join(line.strip() for line in f if line.strip())
 config.substitutions.append(
     ("%cc_step", "clang-22 -O1 -shared -fPIC -w -Wl,--whole-archive " +
      os.path.join(config.qtrain_obj_root, "lib", "libQTrainMicrokernels.a") +
-     " -Wl,--no-whole-archive " + config.qtrain_openmp_library +
-     " -Wl,--disable-new-dtags,-rpath," +
-     os.path.dirname(config.qtrain_openmp_library) +
+     " -Wl,--no-whole-archive " + microkernel_libs +
      " -lstdc++ -lpthread -lm"))
 config.substitutions.append(
     ("%gradcheck", sys.executable + " " +

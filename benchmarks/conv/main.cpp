@@ -10,8 +10,12 @@
 /// stride-1 layers, which are convolutions of the padded error), at batch
 /// 128, times in one process on the same data:
 ///
-///   qtrain f32 / s8 implicit   qtrain_mk_conv2d_nchw_{f32,s8s8s32}: the
-///                              patches packed straight from the NCHW input
+///   qtrain f32 / s8 implicit   qtrain_mk_conv2d_nchw_{f32,s8s8s32} on our
+///                              own kernels: the patches packed straight
+///                              from the NCHW input
+///   qtrain f32 / s8 C API      the same calls as the training step makes
+///                              them: oneDNN where LibraryConv.h's policy
+///                              takes the layer, with the layout changes
 ///   qtrain f32 / s8 im2col     the explicit form qtrain ran before: a
 ///                              K-major patch buffer, then the GEMM kernel
 ///   oneDNN f32 / u8s8s32       oneDNN's convolution with the layouts it
@@ -27,6 +31,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "qtrain/microkernels.h"
+
+#include "LibraryConv.h"
 
 #include "../common/Timing.h"
 
@@ -184,6 +190,9 @@ void run(const Layer &layer, int threads, double ghz) {
                               K * K, K, 1, y.data(), 0, F * OH * OH, OH * OH,
                               OH, 1);
   };
+  using qtrain::mk::ConvLibraryMode;
+  using qtrain::mk::setConvLibraryMode;
+  setConvLibraryMode(ConvLibraryMode::Never);
   std::fill(y.begin(), y.end(), 0.0f);
   double ms = medianMs([&]() {
     std::fill(y.begin(), y.end(), 0.0f);
@@ -191,6 +200,13 @@ void run(const Layer &layer, int threads, double ghz) {
   });
   rows.push_back(
       {"qtrain f32 implicit", ms, 64, check<float, double>(s, x, w, y), false});
+  setConvLibraryMode(ConvLibraryMode::Auto);
+  ms = medianMs([&]() {
+    std::fill(y.begin(), y.end(), 0.0f);
+    implicitF32();
+  });
+  rows.push_back(
+      {"qtrain f32 C API", ms, 64, check<float, double>(s, x, w, y), false});
 
   // The explicit form: patches, then C[f, rows] += W[f, depth] P[depth, rows]
   // and the [F, N*OH*OW] result back to NCHW (untimed: the check only).
@@ -217,14 +233,20 @@ void run(const Layer &layer, int threads, double ghz) {
   rows.push_back(
       {"oneDNN f32", ms, 64, check<float, double>(s, x, w, y), false});
 
-  ms = medianMs([&]() {
+  auto implicitS8 = [&]() {
     std::fill(acc.begin(), acc.end(), 0);
     qtrain_mk_conv2d_nchw_s8s8s32(N, C, H, H, F, K, K, OH, OH, 1, 1, 1, 1,
                                   xc.data(), 0, C * H * H, H * H, H, 1,
                                   wc.data(), 0, C * K * K, K * K, K, 1,
                                   acc.data(), 0, F * OH * OH, OH * OH, OH, 1);
-  });
+  };
+  setConvLibraryMode(ConvLibraryMode::Never);
+  ms = medianMs(implicitS8);
   rows.push_back({"qtrain s8 implicit", ms, 256,
+                  check<int8_t, int64_t>(s, xc, wc, acc), true});
+  setConvLibraryMode(ConvLibraryMode::Auto);
+  ms = medianMs(implicitS8);
+  rows.push_back({"qtrain s8 C API", ms, 256,
                   check<int8_t, int64_t>(s, xc, wc, acc), true});
   std::vector<int8_t> codePatches(patches.size());
   std::vector<int32_t> accGemm(gemmOut.size());

@@ -607,23 +607,25 @@ static int compile(int argc, char **argv) {
   if (!llvm::sys::fs::exists(microkernels))
     return abandon("the microkernel library " + std::string(microkernels) +
                    " is missing; build the QTrainMicrokernels target");
-  // The OpenMP runtime of the step's thread pool is found at run time in
-  // the directory it was built against (DT_RPATH, which also serves the
-  // libraries it loads).
-  std::string openmpRpath =
-      "-Wl,--disable-new-dtags,-rpath," +
-      llvm::sys::path::parent_path(QTRAIN_OPENMP_LIBRARY).str();
-  SmallVector<StringRef> linkArgs = {*clang,
-                                     "-shared",
-                                     "-o",
-                                     library,
-                                     object,
-                                     microkernels,
-                                     QTRAIN_OPENMP_LIBRARY,
-                                     openmpRpath,
-                                     "-lstdc++",
-                                     "-lpthread",
-                                     "-lm"};
+  SmallVector<StringRef> linkArgs = {*clang,  "-shared", "-o",
+                                     library, object,    microkernels};
+  // The shared libraries the archive was built against (oneDNN where the
+  // build found it, the OpenMP runtime of the step's thread pool) and the
+  // rpath that finds them at run time, one a line in
+  // libQTrainMicrokernels.link next to it.
+  llvm::SmallString<256> needs(microkernels);
+  llvm::sys::path::replace_extension(needs, "link");
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> needsFile =
+      llvm::MemoryBuffer::getFile(needs);
+  if (!needsFile)
+    return abandon("the microkernels' link list " + std::string(needs) +
+                   " is missing; build the QTrainMicrokernels target");
+  SmallVector<StringRef> needed;
+  (*needsFile)->getBuffer().split(needed, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef lib : needed)
+    if (!lib.trim().empty())
+      linkArgs.push_back(lib.trim());
+  linkArgs.append({"-lstdc++", "-lpthread", "-lm"});
   if (llvm::sys::ExecuteAndWait(*clang, linkArgs) != 0)
     return abandon("linking " + std::string(library) + " failed");
   llvm::sys::fs::remove(object);

@@ -16,6 +16,7 @@
 #include "qtrain/microkernels.h"
 
 #include "Driver.h"
+#include "LibraryConv.h"
 
 #include <algorithm>
 #include <atomic>
@@ -557,14 +558,34 @@ void qtrain_mk_gemm_s8_packed_b(int64_t M, int64_t N, int64_t K,
        {wStrideF, wStrideC, wStrideKH, wStrideKW}},                            \
       y + yOffset
 
+/// The call as LibraryConv.h takes it.
+#define QTRAIN_LIBRARY_CONV_CALL                                               \
+  LibraryConvCall {                                                            \
+    N, C, H, W, F, KH, KW, OH, OW, strideH, strideW, dilationH, dilationW,     \
+        x + xOffset, {xStrideN, xStrideC, xStrideH, xStrideW}, w + wOffset,    \
+        {wStrideF, wStrideC, wStrideKH, wStrideKW}, y + yOffset, {             \
+      yStrideN, yStrideF, yStrideH, yStrideW                                   \
+    }                                                                          \
+  }
+
 void qtrain_mk_conv2d_nchw_f32(QTRAIN_CONV_ARGS(float, float)) {
   const int64_t ys[4] = {yStrideN, yStrideF, yStrideH, yStrideW};
+  if (ConvShape{N, C, H, W, F, KH, KW, OH, OW, strideH, strideW, dilationH,
+                dilationW}
+          .valid() &&
+      libraryConvF32(QTRAIN_LIBRARY_CONV_CALL, numThreads.load()))
+    return;
   conv2d<float, float>(QTRAIN_CONV_VIEWS, ys,
                        hasAvx512F32() ? convF32Avx512 : portableConvF32);
 }
 
 void qtrain_mk_conv2d_nchw_s8s8s32(QTRAIN_CONV_ARGS(int8_t, int32_t)) {
   const int64_t ys[4] = {yStrideN, yStrideF, yStrideH, yStrideW};
+  if (ConvShape{N, C, H, W, F, KH, KW, OH, OW, strideH, strideW, dilationH,
+                dilationW}
+          .valid() &&
+      libraryConvS8(QTRAIN_LIBRARY_CONV_CALL, numThreads.load()))
+    return;
   conv2d<int8_t, int32_t>(QTRAIN_CONV_VIEWS, ys,
                           hasAvx512Vnni() ? convS8Avx512 : portableConvS8);
 }

@@ -17,6 +17,8 @@
 
 #include "qtrain/microkernels.h"
 
+#include "LibraryConv.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -520,9 +522,70 @@ TEST(Microkernels, ConvF32MatchesDirectConvolution) {
     checkConv(t);
 }
 
+/// Runs the s8 convolution of `t` through the C API on random or extreme
+/// codes (all -128: the largest products, and the A offset's column sums at
+/// their largest) and checks every output against the int64 sum wrapped to
+/// 32 bits, and that nothing outside Y was written.
+void checkConvS8(const ConvCase &t, bool extreme) {
+  int64_t OH = (t.H - t.dilationH * (t.KH - 1) - 1) / t.strideH + 1;
+  int64_t OW = (t.W - t.dilationW * (t.KW - 1) - 1) / t.strideW + 1;
+  std::mt19937 gen(13);
+  std::uniform_int_distribution<int> code(-128, 127);
+  auto next = [&] { return int8_t(extreme ? -128 : code(gen)); };
+  int64_t xRow = t.W + (t.xPadded ? 3 : 0);
+  int64_t xs[4] = {t.C * t.H * xRow, t.H * xRow, xRow, 1};
+  int64_t xOffset = t.xPadded ? 5 : 0;
+  std::vector<int8_t> x(size_t(xOffset + t.N * xs[0] + 4));
+  for (int8_t &v : x)
+    v = next();
+  int64_t ws[4] = {t.C * t.KH * t.KW, t.KH * t.KW, t.KW, 1};
+  if (t.wStrided) {
+    ws[1] = 1;
+    ws[2] = t.KW * t.C;
+    ws[3] = t.C;
+  }
+  std::vector<int8_t> w(size_t(t.F * t.C * t.KH * t.KW));
+  for (int8_t &v : w)
+    v = next();
+  int64_t yRow = OW + (t.yStrided ? 2 : 0);
+  int64_t ys[4] = {t.F * OH * yRow, OH * yRow, yRow, 1};
+  std::vector<int32_t> y(size_t(t.N * ys[0]));
+  for (int32_t &v : y)
+    v = int32_t(gen() % 1000) - 500;
+  std::vector<int32_t> y0 = y;
+  qtrain_mk_set_num_threads(t.threads);
+  qtrain_mk_conv2d_nchw_s8s8s32(t.N, t.C, t.H, t.W, t.F, t.KH, t.KW, OH, OW,
+                                t.strideH, t.strideW, t.dilationH, t.dilationW,
+                                x.data(), xOffset, xs[0], xs[1], xs[2], xs[3],
+                                w.data(), 0, ws[0], ws[1], ws[2], ws[3],
+                                y.data(), 0, ys[0], ys[1], ys[2], ys[3]);
+  qtrain_mk_set_num_threads(1);
+  for (int64_t n = 0; n < t.N; ++n)
+    for (int64_t f = 0; f < t.F; ++f)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          size_t at = size_t(n * ys[0] + f * ys[1] + oh * ys[2] + ow);
+          int64_t exact = y0[at];
+          for (int64_t c = 0; c < t.C; ++c)
+            for (int64_t kh = 0; kh < t.KH; ++kh)
+              for (int64_t kw = 0; kw < t.KW; ++kw)
+                exact +=
+                    int64_t(
+                        x[size_t(xOffset + n * xs[0] + c * xs[1] +
+                                 (oh * t.strideH + kh * t.dilationH) * xs[2] +
+                                 ow * t.strideW + kw * t.dilationW)]) *
+                    w[size_t(f * ws[0] + c * ws[1] + kh * ws[2] + kw * ws[3])];
+          ASSERT_EQ(y[at], int32_t(uint32_t(uint64_t(exact))))
+              << "at " << n << "," << f << "," << oh << "," << ow
+              << (extreme ? " (extreme codes)" : "");
+        }
+  for (size_t e = 0; e < y.size(); ++e)
+    if (int64_t(e) % yRow >= OW)
+      ASSERT_EQ(y[e], y0[e]) << "wrote outside Y at " << e;
+}
+
 // The s8 implicit-GEMM convolution is exact: every output equals the
-// int64 sum wrapped to 32 bits, for random and extreme codes (all -128:
-// the largest products, and the A offset's column sums at their largest).
+// int64 sum wrapped to 32 bits, for random and extreme codes.
 TEST(Microkernels, ConvS8MatchesDirectConvolutionExactly) {
   const ConvCase cases[] = {
       {2, 32, 26, 26, 64, 3, 3, 1, 1, 1, 1, false, false, false, 1},
@@ -535,63 +598,8 @@ TEST(Microkernels, ConvS8MatchesDirectConvolutionExactly) {
       {2, 2, 17, 19, 5, 3, 3, 2, 2, 1, 2, false, true, false, 1},
   };
   for (bool extreme : {false, true})
-    for (const ConvCase &t : cases) {
-      int64_t OH = (t.H - t.dilationH * (t.KH - 1) - 1) / t.strideH + 1;
-      int64_t OW = (t.W - t.dilationW * (t.KW - 1) - 1) / t.strideW + 1;
-      std::mt19937 gen(13);
-      std::uniform_int_distribution<int> code(-128, 127);
-      auto next = [&] { return int8_t(extreme ? -128 : code(gen)); };
-      int64_t xRow = t.W + (t.xPadded ? 3 : 0);
-      int64_t xs[4] = {t.C * t.H * xRow, t.H * xRow, xRow, 1};
-      int64_t xOffset = t.xPadded ? 5 : 0;
-      std::vector<int8_t> x(size_t(xOffset + t.N * xs[0] + 4));
-      for (int8_t &v : x)
-        v = next();
-      int64_t ws[4] = {t.C * t.KH * t.KW, t.KH * t.KW, t.KW, 1};
-      if (t.wStrided) {
-        ws[1] = 1;
-        ws[2] = t.KW * t.C;
-        ws[3] = t.C;
-      }
-      std::vector<int8_t> w(size_t(t.F * t.C * t.KH * t.KW));
-      for (int8_t &v : w)
-        v = next();
-      int64_t yRow = OW + (t.yStrided ? 2 : 0);
-      int64_t ys[4] = {t.F * OH * yRow, OH * yRow, yRow, 1};
-      std::vector<int32_t> y(size_t(t.N * ys[0]));
-      for (int32_t &v : y)
-        v = int32_t(gen() % 1000) - 500;
-      std::vector<int32_t> y0 = y;
-      qtrain_mk_set_num_threads(t.threads);
-      qtrain_mk_conv2d_nchw_s8s8s32(
-          t.N, t.C, t.H, t.W, t.F, t.KH, t.KW, OH, OW, t.strideH, t.strideW,
-          t.dilationH, t.dilationW, x.data(), xOffset, xs[0], xs[1], xs[2],
-          xs[3], w.data(), 0, ws[0], ws[1], ws[2], ws[3], y.data(), 0, ys[0],
-          ys[1], ys[2], ys[3]);
-      qtrain_mk_set_num_threads(1);
-      for (int64_t n = 0; n < t.N; ++n)
-        for (int64_t f = 0; f < t.F; ++f)
-          for (int64_t oh = 0; oh < OH; ++oh)
-            for (int64_t ow = 0; ow < OW; ++ow) {
-              size_t at = size_t(n * ys[0] + f * ys[1] + oh * ys[2] + ow);
-              int64_t exact = y0[at];
-              for (int64_t c = 0; c < t.C; ++c)
-                for (int64_t kh = 0; kh < t.KH; ++kh)
-                  for (int64_t kw = 0; kw < t.KW; ++kw)
-                    exact += int64_t(x[size_t(
-                                 xOffset + n * xs[0] + c * xs[1] +
-                                 (oh * t.strideH + kh * t.dilationH) * xs[2] +
-                                 ow * t.strideW + kw * t.dilationW)]) *
-                             w[size_t(f * ws[0] + c * ws[1] + kh * ws[2] +
-                                      kw * ws[3])];
-              ASSERT_EQ(y[at], int32_t(uint32_t(uint64_t(exact))))
-                  << "at " << n << "," << f << "," << oh << "," << ow
-                  << (extreme ? " (extreme codes)" : "");
-            }
-      for (size_t e = 0; e < y.size(); ++e)
-        if (int64_t(e) % yRow >= OW)
-          ASSERT_EQ(y[e], y0[e]) << "wrote outside Y at " << e;
-    }
+    for (const ConvCase &t : cases)
+      checkConvS8(t, extreme);
 }
 
 // The s8 convolution at the s8 kernels' maximum accumulation length
@@ -611,6 +619,153 @@ TEST(Microkernels, ConvS8ExactAtMaxAccumulationLength) {
       1, w.data(), 0, C * KH * KW, KH * KW, KW, 1, y.data(), 0, F, 1, 1, 1);
   EXPECT_EQ(int64_t(y[0]), C * KH * KW * 16384);
   EXPECT_EQ(int64_t(y[1]), C * KH * KW * -128 * 127);
+}
+
+//===----------------------------------------------------------------------===//
+// Convolutions through the library (oneDNN where the build has it)
+//===----------------------------------------------------------------------===//
+
+/// Sets the library mode for a scope, then back to QTRAIN_CONV_LIBRARY's.
+struct LibraryMode {
+  explicit LibraryMode(qtrain::mk::ConvLibraryMode mode) {
+    qtrain::mk::setConvLibraryMode(mode);
+  }
+  ~LibraryMode() {
+    const char *env = std::getenv("QTRAIN_CONV_LIBRARY");
+    using qtrain::mk::ConvLibraryMode;
+    qtrain::mk::setConvLibraryMode(
+        env && std::strcmp(env, "always") == 0  ? ConvLibraryMode::Always
+        : env && std::strcmp(env, "never") == 0 ? ConvLibraryMode::Never
+                                                : ConvLibraryMode::Auto);
+  }
+};
+
+/// Whether the library takes convolutions here: built with one, and our
+/// kernels on their AVX-512 path (QTRAIN_MICROKERNELS=portable: never).
+bool libraryRuns() {
+  return qtrain::mk::hasConvLibrary() &&
+         std::strcmp(qtrain_mk_isa(), "avx512") == 0;
+}
+
+/// The example models' layers (batch 3) and the unit tests' awkward cases.
+const ConvCase kLibraryCases[] = {
+    {3, 6, 14, 14, 16, 5, 5, 1, 1, 1, 1, false, false, false, 1},
+    {3, 16, 18, 18, 6, 5, 5, 1, 1, 1, 1, true, true, true, 2},
+    {3, 32, 26, 26, 64, 3, 3, 1, 1, 1, 1, false, true, true, 1},
+    {3, 64, 28, 28, 32, 3, 3, 1, 1, 1, 1, true, false, false, 2},
+    {3, 1, 32, 32, 6, 5, 5, 1, 1, 1, 1, true, false, true, 1},
+    {2, 3, 17, 13, 5, 3, 2, 2, 3, 1, 1, true, false, true, 2},
+    {2, 7, 15, 16, 7, 3, 3, 1, 1, 2, 3, false, true, false, 1},
+    {5, 6, 9, 40, 13, 1, 1, 1, 1, 1, 1, true, false, false, 2},
+};
+
+// Every convolution the library takes meets the C API's contract: f32
+// within the stated bound, s8 exact and wrapped, strided operands served,
+// nothing outside Y written.
+TEST(Microkernels, ConvLibraryMatchesDirectConvolution) {
+  LibraryMode always(qtrain::mk::ConvLibraryMode::Always);
+  for (const ConvCase &t : kLibraryCases) {
+    checkConv(t);
+    for (bool extreme : {false, true})
+      checkConvS8(t, extreme);
+  }
+}
+
+/// A dense NCHW convolution of `C` channels through the library on
+/// `threads` threads; returns whether the library ran it.
+template <class In, class Acc>
+bool libraryConv(int64_t N, int64_t C, int64_t H, int64_t F, int64_t K,
+                 const std::vector<In> &x, const std::vector<In> &w,
+                 std::vector<Acc> &y, int threads) {
+  int64_t OH = H - K + 1;
+  qtrain::mk::LibraryConvCall call{N,
+                                   C,
+                                   H,
+                                   H,
+                                   F,
+                                   K,
+                                   K,
+                                   OH,
+                                   OH,
+                                   1,
+                                   1,
+                                   1,
+                                   1,
+                                   x.data(),
+                                   {C * H * H, H * H, H, 1},
+                                   w.data(),
+                                   {C * K * K, K * K, K, 1},
+                                   y.data(),
+                                   {F * OH * OH, OH * OH, OH, 1}};
+  if constexpr (std::is_same_v<In, float>)
+    return qtrain::mk::libraryConvF32(call, threads);
+  else
+    return qtrain::mk::libraryConvS8(call, threads);
+}
+
+// The library's sums do not depend on the thread count: convnet's conv2 at
+// 1 and 2 threads, bit for bit in f32 too (each output reduced in one
+// thread, in one order). The library runs where this build has one.
+TEST(Microkernels, ConvLibraryTwoThreadsMatchOne) {
+  LibraryMode always(qtrain::mk::ConvLibraryMode::Always);
+  const int64_t N = 6, C = 32, H = 26, F = 64, K = 3, OH = H - K + 1;
+  std::mt19937 gen(17);
+  std::normal_distribution<float> normal;
+  std::uniform_int_distribution<int> code(-128, 127);
+  std::vector<float> x(size_t(N * C * H * H)), w(size_t(F * C * K * K));
+  for (float &v : x)
+    v = normal(gen);
+  for (float &v : w)
+    v = normal(gen);
+  std::vector<int8_t> xc(x.size()), wc(w.size());
+  for (int8_t &v : xc)
+    v = int8_t(code(gen));
+  for (int8_t &v : wc)
+    v = int8_t(code(gen));
+  std::vector<float> one(size_t(N * F * OH * OH), 0.5f), two = one;
+  std::vector<int32_t> oneS8(one.size(), 7), twoS8 = oneS8;
+  EXPECT_EQ(libraryConv(N, C, H, F, K, x, w, one, 1), libraryRuns());
+  EXPECT_EQ(libraryConv(N, C, H, F, K, x, w, two, 2), libraryRuns());
+  EXPECT_EQ(libraryConv(N, C, H, F, K, xc, wc, oneS8, 1), libraryRuns());
+  EXPECT_EQ(libraryConv(N, C, H, F, K, xc, wc, twoS8, 2), libraryRuns());
+  EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0);
+  EXPECT_EQ(oneS8, twoS8);
+}
+
+// The library's s8 sums at the s8 kernels' maximum accumulation length with
+// the largest sums either way: the u8 sums (code + 128) wrap in int32 and
+// the offset takes them back exactly; no f32 stage rounds them.
+TEST(Microkernels, ConvLibraryExactAtMaxAccumulationLength) {
+  LibraryMode always(qtrain::mk::ConvLibraryMode::Always);
+  const int64_t depth = qtrain_mk_max_accumulation_length("s8s8s32", 8, 8);
+  const int64_t K = 3, C = depth / (K * K), F = 2, H = 3;
+  for (int8_t input : {int8_t(-128), int8_t(127)}) {
+    std::vector<int8_t> x(size_t(C * H * H), input), w(size_t(F * C * K * K));
+    for (size_t i = 0; i < w.size(); ++i)
+      w[i] = i < w.size() / 2 ? -128 : 127;
+    std::vector<int32_t> y(size_t(F), 0);
+    EXPECT_EQ(libraryConv(1, C, H, F, K, x, w, y, 1), libraryRuns());
+    if (!libraryRuns())
+      continue;
+    EXPECT_EQ(int64_t(y[0]), C * K * K * input * -128);
+    EXPECT_EQ(int64_t(y[1]), C * K * K * input * 127);
+  }
+}
+
+// Auto leaves to our kernels the layers the library is slower on (a
+// single input channel, convnet's conv2 forward) and takes LeNet's conv2.
+TEST(Microkernels, ConvLibraryAutoPolicy) {
+  LibraryMode automatic(qtrain::mk::ConvLibraryMode::Auto);
+  const int64_t N = 128, K = 5;
+  std::vector<float> x1(size_t(N * 32 * 32)), w1(size_t(6 * 25)),
+      y1(size_t(N * 6 * 28 * 28));
+  EXPECT_FALSE(libraryConv(N, 1, 32, 6, K, x1, w1, y1, 1));
+  std::vector<float> x2(size_t(N * 6 * 14 * 14)), w2(size_t(16 * 6 * 25)),
+      y2(size_t(N * 16 * 10 * 10));
+  EXPECT_EQ(libraryConv(N, 6, 14, 16, K, x2, w2, y2, 1), libraryRuns());
+  std::vector<int8_t> x3(size_t(N * 32 * 26 * 26)), w3(size_t(64 * 32 * 9));
+  std::vector<int32_t> y3(size_t(N * 64 * 24 * 24));
+  EXPECT_FALSE(libraryConv(N, 32, 26, 64, 3, x3, w3, y3, 1));
 }
 
 // Y sharing memory with X: X is read as it was before the call.
