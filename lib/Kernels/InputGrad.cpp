@@ -19,8 +19,8 @@ using namespace mlir::qtrain;
 /// An elementwise linalg.generic over `shape` (identity output map) reading
 /// `inputs` through `maps`; `body` maps the inputs' elements to the result.
 static Value
-elementwise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-            Type element, ValueRange inputs, ArrayRef<AffineMap> maps,
+elementwise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type element,
+            ValueRange inputs, ArrayRef<AffineMap> maps,
             function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineMap> all(maps);
@@ -36,6 +36,33 @@ elementwise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
       .getResult(0);
 }
 
+/// x rounded to bf16 (nearest even; a NaN stays a quiet NaN), as f32: the
+/// microkernels' toBF16 on the bits, which needs no bf16 conversion
+/// instruction or library call on any target.
+static Value roundToBF16(OpBuilder &b, Location loc, ValueRange a) {
+  Type i32 = b.getI32Type();
+  auto constant = [&](uint32_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(int32_t(v)));
+  };
+  Value bits = arith::BitcastOp::create(b, loc, i32, a[0]);
+  Value lsb = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, constant(16)), constant(1));
+  Value rounded = arith::AndIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, bits, arith::AddIOp::create(b, loc, lsb, constant(0x7fff))),
+      constant(0xffff0000u));
+  Value quiet = arith::OrIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, bits, constant(0xffff0000u)),
+      constant(0x400000));
+  Value isNaN = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ugt,
+      arith::AndIOp::create(b, loc, bits, constant(0x7fffffff)),
+      constant(0x7f800000));
+  Value result = arith::SelectOp::create(b, loc, isNaN, quiet, rounded);
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), result);
+}
+
 linalg::LinalgOp intkernels::roundOperandsToBF16(linalg::LinalgOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -44,13 +71,9 @@ linalg::LinalgOp intkernels::roundOperandsToBF16(linalg::LinalgOp op) {
   for (Value input : op.getDpsInputs()) {
     auto type = cast<RankedTensorType>(input.getType());
     unsigned rank = type.getRank();
-    Value rounded = elementwise(
-        b, loc, type.getShape(), type.getElementType(), input,
-        AffineMap::getMultiDimIdentityMap(rank, ctx),
-        [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          Value half = arith::TruncFOp::create(nb, nl, nb.getBF16Type(), a[0]);
-          return arith::ExtFOp::create(nb, nl, nb.getF32Type(), half);
-        });
+    Value rounded =
+        elementwise(b, loc, type.getShape(), type.getElementType(), input,
+                    AffineMap::getMultiDimIdentityMap(rank, ctx), roundToBF16);
     mapping.map(input, rounded);
   }
   auto rounded = cast<linalg::LinalgOp>(b.clone(*op, mapping));
@@ -88,8 +111,8 @@ static std::optional<int64_t> positionThrough(ArrayRef<Operation *> chain,
     }
     if (!loop)
       return std::nullopt;
-    std::optional<unsigned> written = maps[1].getResultPosition(
-        getAffineDimExpr(*loop, op->getContext()));
+    std::optional<unsigned> written =
+        maps[1].getResultPosition(getAffineDimExpr(*loop, op->getContext()));
     if (!written)
       return std::nullopt;
     position = *written;
@@ -152,7 +175,8 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
     if (!position)
       continue;
     auto loop = dyn_cast<AffineDimExpr>(maps[i].getResult(*position));
-    if (!loop || iterators[loop.getPosition()] != utils::IteratorType::reduction)
+    if (!loop ||
+        iterators[loop.getPosition()] != utils::IteratorType::reduction)
       continue;
     std::optional<unsigned> errorPosition = maps[1 - i].getResultPosition(loop);
     if (!errorPosition)
@@ -163,8 +187,8 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
     bool paddedChannels = false;
     for (Operation *chained : e.chain) {
       if (auto pad = dyn_cast<tensor::PadOp>(chained)) {
-        paddedChannels |= pad.getStaticLow()[moving] != 0 ||
-                          pad.getStaticHigh()[moving] != 0;
+        paddedChannels |=
+            pad.getStaticLow()[moving] != 0 || pad.getStaticHigh()[moving] != 0;
         continue;
       }
       ArrayRef<int64_t> perm =
@@ -201,8 +225,7 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
   int64_t bits = *gridBits(wq);
   auto weightType = cast<RankedTensorType>(wq.getInput().getType());
   int64_t axis = *wq.getGranularity().getAxis();
-  auto statType =
-      RankedTensorType::get({weightType.getDimSize(axis)}, f32);
+  auto statType = RankedTensorType::get({weightType.getDimSize(axis)}, f32);
   auto codes = QuantizeOp::create(
       b, wq.getLoc(),
       RankedTensorType::get(weightType.getShape(),
@@ -221,11 +244,11 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
   // Q(E s_W): the error's quantizer on the error scaled along its channels.
   auto errorType = cast<RankedTensorType>(eq.getInput().getType());
   unsigned errorRank = errorType.getRank();
-  Value scaled = elementwise(
-      b, loc, errorType.getShape(), f32, {eq.getInput(), codes.getScale()},
-      {AffineMap::getMultiDimIdentityMap(errorRank, ctx),
-       dimMap(errorRank, errorAxis)},
-      mul);
+  Value scaled = elementwise(b, loc, errorType.getShape(), f32,
+                             {eq.getInput(), codes.getScale()},
+                             {AffineMap::getMultiDimIdentityMap(errorRank, ctx),
+                              dimMap(errorRank, errorAxis)},
+                             mul);
   Value scaledQ = FakeQuantOp::create(
       b, eq.getLoc(), scaled.getType(), scaled, eq.getBits(), Value(), Value(),
       eq.getSeed(), eq.getStep(), eq.getRoleAttr(), eq.getRoundingAttr(),
@@ -251,8 +274,7 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
       b, loc, b.getF32FloatAttr(double((int64_t(1) << bits) - 1)));
   Value weight = FakeQuantOp::create(
       b, wq.getLoc(), moved.getType(), moved, wq.getBits(), low, high, Value(),
-      Value(), wq.getRoleAttr(),
-      RoundingAttr::get(ctx, Rounding::NearestEven),
+      Value(), wq.getRoleAttr(), RoundingAttr::get(ctx, Rounding::NearestEven),
       GranularityAttr::get(ctx, GranularityKind::PerTensor, std::nullopt),
       b.getI64IntegerAttr(0), UnitAttr());
 
@@ -323,7 +345,8 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
   Value u = tensor::ExpandShapeOp::create(
       b, loc, RankedTensorType::get(unitShape, f32), channelSums, groups);
   for (Operation *chained : e.chain) {
-    auto shape = llvm::to_vector(cast<RankedTensorType>(u.getType()).getShape());
+    auto shape =
+        llvm::to_vector(cast<RankedTensorType>(u.getType()).getShape());
     if (auto pad = dyn_cast<tensor::PadOp>(chained)) {
       for (auto [i, size] : llvm::enumerate(shape))
         size += pad.getStaticLow()[i] + pad.getStaticHigh()[i];
@@ -353,8 +376,8 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
       cast<RankedTensorType>(op.getDpsInputs()[iw].getType()).getShape());
   for (auto [i, r] : llvm::enumerate(maps[iw].getResults()))
     if (auto d = dyn_cast<AffineDimExpr>(r);
-        d && (weightLoops.test(d.getPosition()) ||
-              d.getPosition() == channelLoop))
+        d &&
+        (weightLoops.test(d.getPosition()) || d.getPosition() == channelLoop))
       windowShape[i] = 1;
   SmallVector<Value> sumInputs(2);
   sumInputs[ie] = u;
@@ -365,8 +388,7 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
           ValueRange{zeros(outShape)}, maps, iterators,
           [&](OpBuilder &nb, Location nl, ValueRange a) {
             linalg::YieldOp::create(
-                nb, nl,
-                arith::AddFOp::create(nb, nl, a[2], a[ie]).getResult());
+                nb, nl, arith::AddFOp::create(nb, nl, a[2], a[ie]).getResult());
           })
           .getResult(0);
   auto resultType = cast<RankedTensorType>(result.getType());
@@ -377,8 +399,7 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
                             ? getAffineConstantExpr(0, ctx)
                             : getAffineDimExpr(i, ctx));
   Value sum = elementwise(
-      b, loc, resultType.getShape(), f32,
-      {product->getResult(0), zeroPointSum},
+      b, loc, resultType.getShape(), f32, {product->getResult(0), zeroPointSum},
       {AffineMap::getMultiDimIdentityMap(rank, ctx),
        AffineMap::get(rank, 0, broadcast, ctx)},
       [](OpBuilder &nb, Location nl, ValueRange a) -> Value {

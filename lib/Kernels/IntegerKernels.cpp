@@ -415,11 +415,11 @@ void IntegerKernelsPass::runOnOperation() {
                 " stays f32: " + **reason)
                    .str();
     }
-    KernelKind kernel = anyFloat                  ? KernelKind::F32
-                        : anyBF16                   ? KernelKind::BF16
-                        : codeBits == 0             ? KernelKind::F32
-                        : codeBits == 8             ? KernelKind::I8
-                                                    : KernelKind::I16;
+    KernelKind kernel = anyFloat        ? KernelKind::F32
+                        : anyBF16       ? KernelKind::BF16
+                        : codeBits == 0 ? KernelKind::F32
+                        : codeBits == 8 ? KernelKind::I8
+                                        : KernelKind::I16;
     variantAttr.setAttr(fn, variant.withKernel(kernel));
   }
 }

@@ -119,9 +119,10 @@ LogicalResult mlir::qtrain::buildTrainingStepPipeline(
   return success();
 }
 
-LogicalResult mlir::qtrain::buildKernelsPipeline(
-    OpPassManager &pm, const StepPipelineOptions &options,
-    PipelineErrorFn error) {
+LogicalResult
+mlir::qtrain::buildKernelsPipeline(OpPassManager &pm,
+                                   const StepPipelineOptions &options,
+                                   PipelineErrorFn error) {
   if (options.inputGrad != "f32" && options.inputGrad != "bf16" &&
       options.inputGrad != "int")
     return error("input-grad must be f32, bf16 or int, got '" +
