@@ -276,7 +276,12 @@ struct MicrokernelsPass
     if (!hasImplicitGemmKernel(x, w, y))
       return std::nullopt;
     if (x.isF32())
-      return StringRef("qtrain_mk_conv2d_nchw_f32");
+      return StringRef(conv->getContext()
+                               ->getLoadedDialect<mlir::qtrain::QTrainDialect>()
+                               ->getBf16OperandsAttrHelper()
+                               .isAttrPresent(conv)
+                           ? "qtrain_mk_conv2d_nchw_bf16"
+                           : "qtrain_mk_conv2d_nchw_f32");
     Block &body = conv->getRegion(0).front();
     bool signedProducts = llvm::all_of(body, [](Operation &inner) {
       if (auto ext = dyn_cast<arith::ExtSIOp>(inner))
