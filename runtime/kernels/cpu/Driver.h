@@ -451,26 +451,30 @@ inline void packPatchesBF16(const ConvOperands<float, float> &o, const float *x,
     PatchRun runs[kNR];
     int numRuns = patchRuns(jc + n0, width, o.OW, o.strideH * sH, step, runs);
     int64_t c = pc / (o.KH * o.KW), kh = (pc / o.KW) % o.KH, kw = pc % o.KW;
-    alignas(64) float row[kNR];
-    for (int64_t r = 0; r < groups * 2; ++r) {
-      uint16_t *out = panel + (r / 2) * kNR * 2 + (r % 2);
-      if (r >= kc) {
-        for (int n = 0; n < kNR; ++n)
-          out[2 * n] = 0;
-        continue;
-      }
-      const float *base =
-          x + c * sC + kh * o.dilationH * sH + kw * o.dilationW * sW;
-      copyRuns(row, base, runs, numRuns, width, step);
-      for (int n = 0; n < kNR; ++n)
-        out[2 * n] = toBF16(row[n]);
-      if (++kw == o.KW) {
-        kw = 0;
-        if (++kh == o.KH) {
-          kh = 0;
-          ++c;
+    // Two k at a time into f32 rows, then one 32-bit word per column (a
+    // loop that vectorizes; a missing second k is zero).
+    alignas(64) float rows[2][kNR];
+    for (int64_t g = 0; g < groups; ++g) {
+      for (int j = 0; j < 2; ++j) {
+        if (2 * g + j >= kc) {
+          std::fill(rows[j], rows[j] + kNR, 0.0f);
+          continue;
+        }
+        const float *base =
+            x + c * sC + kh * o.dilationH * sH + kw * o.dilationW * sW;
+        copyRuns(rows[j], base, runs, numRuns, width, step);
+        if (++kw == o.KW) {
+          kw = 0;
+          if (++kh == o.KH) {
+            kh = 0;
+            ++c;
+          }
         }
       }
+      uint32_t *words = reinterpret_cast<uint32_t *>(panel + g * kNR * 2);
+      for (int n = 0; n < kNR; ++n)
+        words[n] =
+            uint32_t(toBF16(rows[0][n])) | (uint32_t(toBF16(rows[1][n])) << 16);
     }
   }
 }
