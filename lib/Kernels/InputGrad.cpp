@@ -254,6 +254,34 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
       eq.getSeed(), eq.getStep(), eq.getRoleAttr(), eq.getRoundingAttr(),
       eq.getGranularityAttr(), eq.getStreamAttr(), UnitAttr());
   Value error = cloneChain(b, e.chain, eq.getResult(), scaledQ);
+  // The zero-point term reads Q(E s_W) as (codes + h) s + mn from the same
+  // quantization the integer rewrite makes of it (the pass merges the two),
+  // so E s_W is quantized once per step.
+  int64_t errorBits = *gridBits(eq);
+  auto errorStat = RankedTensorType::get({}, f32);
+  auto errorCodes = QuantizeOp::create(
+      b, eq.getLoc(),
+      RankedTensorType::get(errorType.getShape(),
+                            QuantizeOp::getCodeType(ctx, errorBits)),
+      errorStat, errorStat, scaled, b.getI32IntegerAttr(int32_t(errorBits)),
+      Value(), Value(), eq.getSeed(), eq.getStep(), eq.getRoleAttr(),
+      eq.getRoundingAttr(), eq.getGranularityAttr(), eq.getStreamAttr(),
+      UnitAttr());
+  double errorHalf = double(int64_t(1) << (errorBits - 1));
+  AffineMap errorId = AffineMap::getMultiDimIdentityMap(errorRank, ctx);
+  AffineMap scalar = AffineMap::get(errorRank, 0, {}, ctx);
+  Value dequantized = elementwise(
+      b, loc, errorType.getShape(), f32,
+      {errorCodes.getCodes(), errorCodes.getScale(), errorCodes.getLow()},
+      {errorId, scalar, scalar},
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value c = arith::SIToFPOp::create(nb, nl, nb.getF32Type(), a[0]);
+        Value h =
+            arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(errorHalf));
+        Value q = arith::AddFOp::create(nb, nl, c, h);
+        return arith::AddFOp::create(
+            nb, nl, arith::MulFOp::create(nb, nl, q, a[1]), a[2]);
+      });
 
   // q_W = codes + 2^(b-1) (exact in f32), moved like the weight was, then
   // quantized per tensor on [0, 2^b - 1] (the identity, which makes it a
@@ -316,7 +344,7 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
   channelSums =
       linalg::GenericOp::create(
           b, loc, TypeRange{channelSums.getType()},
-          ValueRange{scaledQ, zeroPoints}, ValueRange{channelSums},
+          ValueRange{dequantized, zeroPoints}, ValueRange{channelSums},
           {AffineMap::getMultiDimIdentityMap(errorRank, ctx),
            dimMap(errorRank, errorAxis),
            AffineMap::get(errorRank, 0, keptExprs, ctx)},

@@ -15,7 +15,10 @@
 #include "QTrain/QTrainAttrs.h"
 #include "QTrain/QTrainOps.h"
 
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Remarks.h"
+#include "mlir/Transforms/CSE.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallBitVector.h"
@@ -414,6 +417,13 @@ void IntegerKernelsPass::runOnOperation() {
             << ("site " + Twine(site.getInt()) + " " + product.getValue() +
                 " stays f32: " + **reason)
                    .str();
+    }
+    // input-grad=int quantizes the scaled error for the product and for
+    // the zero-point term alike: one quantization.
+    if (lowInputGrad && inputGrad == "int") {
+      IRRewriter rewriter(&getContext());
+      DominanceInfo dominance(fn);
+      eliminateCommonSubExpressions(rewriter, dominance, fn);
     }
     KernelKind kernel = anyFloat        ? KernelKind::F32
                         : anyBF16       ? KernelKind::BF16

@@ -26,23 +26,25 @@
 
 // int: the weight's codes and per-channel scale; the error scaled by it
 // along its channels (axis 1) and quantized per tensor with the error's
-// noise stream; the weight's grid indices, flipped, quantized on
-// [0, 2^b - 1]; an i8 x i8 -> i32 convolution of the codes; the zero
-// points summed over the error's channels, then over the window, once for
-// all of dX's channels, and added.
+// noise stream, once (the product's codes and the zero-point term's
+// dequantized values come from the same qtrain.quantize); the weight's
+// grid indices, flipped, quantized on [0, 2^b - 1]; an i8 x i8 -> i32
+// convolution of the codes; the zero points summed over the error's
+// channels, then over the window, once for all of dX's channels, and added.
 // INT-LABEL: func.func @conv_input_grad
 //  INT-SAME:   kernel = i8
 //       INT:   %[[CODES:.*]], %[[SCALE:.*]], %[[LOW:.*]] = qtrain.quantize %arg1, 4 role weight {{.*}} granularity<per_channel, axis = 0> : tensor<3x2x3x3xf32> -> tensor<3x2x3x3xi8>, tensor<3xf32>
 //       INT:   %[[SCALED:.*]] = linalg.generic {{.*}} ins(%arg0, %[[SCALE]] : tensor<2x3x6x6xf32>, tensor<3xf32>)
 //       INT:     arith.mulf
-//       INT:   qtrain.fake_quant %[[SCALED]], {{.*}} role error rounding stochastic granularity<per_tensor> seed(%arg3, %arg4) {stream = 1 : i64}
+//       INT:   %[[ECODES:.*]], %[[ESCALE:.*]], %[[ELOW:.*]] = qtrain.quantize %[[SCALED]], 8 role error rounding stochastic granularity<per_tensor> seed(%arg3, %arg4) {stream = 1 : i64}
+//       INT:   %[[DEQ:.*]] = linalg.generic {{.*}} ins(%[[ECODES]], %[[ESCALE]], %[[ELOW]] :
 //       INT:   ins(%[[CODES]] : tensor<3x2x3x3xi8>)
 //       INT:     arith.sitofp
-//       INT:   qtrain.quantize %[[SCALED]], 8 role error rounding stochastic granularity<per_tensor> seed(%arg3, %arg4) {stream = 1 : i64}
+//   INT-NOT:   qtrain.quantize %[[SCALED]]
 //       INT:   qtrain.quantize {{.*}}, 4 role weight rounding nearest_even granularity<per_tensor> range
 //       INT:   linalg.conv_2d_nchw_fchw {{{.*}}qtrain.code_bits = array<i32: 8, 4>{{.*}}} ins({{.*}} : tensor<2x3x8x8xi8>, tensor<2x3x3x3xi8>) outs({{.*}} : tensor<2x2x6x6xi32>)
 //       INT:   arith.divf
-//       INT:   linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel", "parallel"]{{.*}} outs({{.*}} : tensor<2x6x6xf32>)
+//       INT:   linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel", "parallel"]{{.*}} ins(%[[DEQ]], {{.*}} outs({{.*}} : tensor<2x6x6xf32>)
 //       INT:   tensor.pad {{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
 //       INT:   outs({{.*}} : tensor<2x1x6x6xf32>)
 //       INT:   linalg.generic {{.*}} outs({{.*}} : tensor<2x2x6x6xf32>)
