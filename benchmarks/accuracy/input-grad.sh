@@ -4,9 +4,10 @@
 # 3-8/8 (--schedule=cpt:3:8 --grad-schedule=static:8) in run.sh's set-up
 # (SGD lr 0.05, momentum 0.9, weight decay 5e-4, batch 128, 5 epochs,
 # Fashion-MNIST), 3 seeds each, one training at a time on one thread.
-# Prints per mode and model the mean test accuracy after epoch 5 with the
-# spread (max - min) over the seeds, and the median step_seconds of seed 1's
-# steps.csv.
+# Prints per mode and model the mean test accuracy after epoch 5 ± half
+# its range over the seeds, and the median step_seconds of seed 1's
+# steps.csv (measured while the run trained: compare modes only from runs
+# made on an idle machine).
 #
 #   benchmarks/accuracy/input-grad.sh [OUT_DIR] [MODELS] [MODES]
 #
