@@ -53,7 +53,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["qtrain-opt", "qtrain-compile", "qtrain-schedule", "qtrain-quant-check", "qtrain-float-check", "qtrain-ldp-gradcheck",
-     "qtrain-train-toy", "qtrain-variant-check", "qtrain-run"], [config.qtrain_tools_dir]
+     "qtrain-train-toy", "qtrain-variant-check", "qtrain-input-grad-check",
+     "qtrain-run"], [config.qtrain_tools_dir]
 )
 
 # tools/faults-read-only.test runs qtrain-run in a read-only directory; as

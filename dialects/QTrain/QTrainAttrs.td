@@ -122,6 +122,7 @@ def QTrain_KernelKind : I32EnumAttr<"KernelKind",
     I32EnumAttrCase<"I8", 1, "i8">,
     I32EnumAttrCase<"I16", 2, "i16">,
     I32EnumAttrCase<"F64", 3, "f64">,
+    I32EnumAttrCase<"BF16", 4, "bf16">,
   ]> {
   let cppNamespace = "::mlir::qtrain";
   let genSpecializedAttr = 0;

@@ -131,6 +131,12 @@ LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
                               "16, got "
                            << attr.getValue();
   }
+  if (attr.getName() == getBf16OperandsAttrHelper().getName()) {
+    if (isa<UnitAttr>(attr.getValue()))
+      return success();
+    return op->emitError() << "'" << Bf16OperandsAttrHelper::getNameStr()
+                           << "' must be a unit attribute";
+  }
   return op->emitError() << "unknown qtrain attribute '"
                          << attr.getName().getValue() << "' on an operation";
 }

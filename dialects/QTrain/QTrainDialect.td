@@ -37,9 +37,14 @@ def QTrain_Dialect : Dialect {
   //   A lowering hint that qtrain-drop-annotations keeps and
   //   qtrain-microkernels consumes (it picks the bit-serial kernel for
   //   narrow codes).
+  // - qtrain.bf16_operands, on a product whose operands hold bf16 values
+  //   (qtrain-integer-kernels input-grad=bf16): a bf16 kernel computes it
+  //   with the same products. Kept by qtrain-drop-annotations for
+  //   qtrain-microkernels.
   let discardableAttrs = (ins
     "::mlir::qtrain::VariantAttr":$variant,
-    "::mlir::DenseI32ArrayAttr":$code_bits
+    "::mlir::DenseI32ArrayAttr":$code_bits,
+    "::mlir::UnitAttr":$bf16_operands
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

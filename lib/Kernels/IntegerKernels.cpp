@@ -9,12 +9,16 @@
 
 #include "qtrain/Kernels/Passes.h"
 
+#include "InputGrad.h"
 #include "IntegerSums.h"
 
 #include "QTrain/QTrainAttrs.h"
 #include "QTrain/QTrainOps.h"
 
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Remarks.h"
+#include "mlir/Transforms/CSE.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallBitVector.h"
@@ -345,6 +349,12 @@ static bool widenToF64(linalg::LinalgOp op) {
 
 void IntegerKernelsPass::runOnOperation() {
   ModuleOp module = getOperation();
+  if (inputGrad != "f32" && inputGrad != "bf16" && inputGrad != "int") {
+    module.emitError() << "qtrain-integer-kernels: input-grad must be f32, "
+                          "bf16 or int, got '"
+                       << inputGrad << "'";
+    return signalPassFailure();
+  }
   std::set<std::pair<int64_t, std::string>> reported;
   QTrainDialect::VariantAttrHelper variantAttr =
       getContext().getLoadedDialect<QTrainDialect>()->getVariantAttrHelper();
@@ -359,7 +369,11 @@ void IntegerKernelsPass::runOnOperation() {
         products.push_back(op);
     });
     int64_t codeBits = 0;
-    bool anyFloat = false;
+    bool anyFloat = false, anyBF16 = false;
+    // The input gradients input-grad applies to.
+    bool lowInputGrad = inputGrad != "f32" &&
+                        variant.getProduct() == ProductKind::InputGrad &&
+                        variant.getBits() != 0 && variant.getGradBits() != 0;
     if (f64Reference) {
       for (linalg::LinalgOp op : products) {
         if (!widenToF64(op)) {
@@ -375,11 +389,19 @@ void IntegerKernelsPass::runOnOperation() {
     for (linalg::LinalgOp op : products) {
       auto site = op->getAttrOfType<IntegerAttr>(kLayerAttrName);
       auto product = op->getAttrOfType<StringAttr>(kProductAttrName);
+      if (lowInputGrad && inputGrad == "int" && isMultiplyAccumulate(op))
+        if (linalg::LinalgOp folded = foldWeightScales(op))
+          op = folded;
       FailureOr<Reason> reason = rewrite(op, codeBits);
       if (failed(reason))
         return signalPassFailure();
       if (!*reason) {
         ++numInteger;
+        continue;
+      }
+      if (lowInputGrad && inputGrad == "bf16" && isMultiplyAccumulate(op)) {
+        roundOperandsToBF16(op);
+        anyBF16 = true;
         continue;
       }
       ++numFloat;
@@ -396,9 +418,18 @@ void IntegerKernelsPass::runOnOperation() {
                 " stays f32: " + **reason)
                    .str();
     }
-    KernelKind kernel = anyFloat || codeBits == 0 ? KernelKind::F32
-                        : codeBits == 8           ? KernelKind::I8
-                                                  : KernelKind::I16;
+    // input-grad=int quantizes the scaled error for the product and for
+    // the zero-point term alike: one quantization.
+    if (lowInputGrad && inputGrad == "int") {
+      IRRewriter rewriter(&getContext());
+      DominanceInfo dominance(fn);
+      eliminateCommonSubExpressions(rewriter, dominance, fn);
+    }
+    KernelKind kernel = anyFloat        ? KernelKind::F32
+                        : anyBF16       ? KernelKind::BF16
+                        : codeBits == 0 ? KernelKind::F32
+                        : codeBits == 8 ? KernelKind::I8
+                                        : KernelKind::I16;
     variantAttr.setAttr(fn, variant.withKernel(kernel));
   }
 }

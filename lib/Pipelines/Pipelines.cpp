@@ -121,8 +121,14 @@ LogicalResult mlir::qtrain::buildTrainingStepPipeline(
   return success();
 }
 
-LogicalResult mlir::qtrain::buildKernelsPipeline(
-    OpPassManager &pm, const StepPipelineOptions &options, PipelineErrorFn) {
+LogicalResult
+mlir::qtrain::buildKernelsPipeline(OpPassManager &pm,
+                                   const StepPipelineOptions &options,
+                                   PipelineErrorFn error) {
+  if (options.inputGrad != "f32" && options.inputGrad != "bf16" &&
+      options.inputGrad != "int")
+    return error("input-grad must be f32, bf16 or int, got '" +
+                 options.inputGrad + "'");
   if (options.policy == "none") {
     pm.addPass(createAddEmptySlotsPass());
     return success();
@@ -134,7 +140,9 @@ LogicalResult mlir::qtrain::buildKernelsPipeline(
   variants.fp32 = options.fp32;
   variants.maxVariants = options.maxVariants;
   pm.addPass(createMaterializeVariantsPass(variants));
-  pm.addPass(createIntegerKernelsPass());
+  IntegerKernelsPassOptions integer;
+  integer.inputGrad = options.inputGrad;
+  pm.addPass(createIntegerKernelsPass(integer));
   return success();
 }
 

@@ -89,6 +89,14 @@ static cl::opt<std::string> bits("bits", cl::init("3:8"),
 static cl::opt<std::string> gradBits("grad-bits", cl::init("8"),
                                      cl::desc("Backward precisions"),
                                      cl::cat(compileCategory));
+static cl::opt<std::string>
+    inputGrad("input-grad", cl::init("f32"),
+              cl::desc("Input gradients of per-channel weights: f32 (the "
+                       "exact path), bf16 (bf16 products, f32 sums) or int "
+                       "(the weight's scales folded into the error's "
+                       "quantization, an integer product); "
+                       "docs/passes/integer-kernels.md"),
+              cl::cat(compileCategory));
 static cl::opt<bool> fp32("fp32", cl::init(true),
                           cl::desc("Also compile the fp32 variants"),
                           cl::cat(compileCategory));
@@ -351,6 +359,9 @@ static int compile(int argc, char **argv) {
     return fail("--bits: " + s.message());
   if (rt::Status s = rt::parseBitList(gradBits, gradList); s.failed())
     return fail("--grad-bits: " + s.message());
+  if (inputGrad != "f32" && inputGrad != "bf16" && inputGrad != "int")
+    return fail("--input-grad must be f32, bf16 or int, got '" + inputGrad +
+                "'");
   // The pipeline's default (cpt/ldp:MIN:MAX, static:MAX or fp32 by policy).
   std::string scheduleText =
       !schedule.empty() ? schedule.getValue()
@@ -438,6 +449,8 @@ static int compile(int argc, char **argv) {
       options += "batch=" + std::to_string(batch) + " ";
     options += "policy=" + policy + " schedule=" + scheduleText +
                " bits=" + bits + " grad-bits=" + gradBits;
+    if (inputGrad != "f32")
+      options += " input-grad=" + inputGrad;
     if (policy == "ldp")
       options += llvm::formatv(" ldp-lambda={0:e9} ldp-init={1:e9}",
                                ldpLambda.getValue(), ldpInit.getValue())

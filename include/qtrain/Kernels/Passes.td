@@ -121,6 +121,15 @@ def IntegerKernelsPass : Pass<"qtrain-integer-kernels", "ModuleOp"> {
     factored into one integer product. The variant's `qtrain.variant`
     gets `kernel = i8`, `i16` or `f32`.
 
+    `input-grad` chooses what those input gradients (variants with bits > 0
+    and grad_bits > 0) become: `f32` keeps them as they are; `bf16` rounds
+    both operands to bf16, so the product has bf16 products and f32 sums
+    (`kernel = bf16`); `int` folds the weight's per-channel scale s_W into
+    the error before its per-tensor quantization, dX = sum Q(E s_W) * q_W +
+    sum Q(E s_W) * mn_W / s_W (q_W the weight's grid indices), the first
+    sum an integer product of codes like any other, the second (the
+    weight's zero points) an f32 sum that runs dX's channels once.
+
     With `reference-sums`, the terms are computed plainly: i64 accumulators
     and full-size masks, nothing collapsed; the optimized form must equal
     it bit for bit. With `f64-reference`, every product instead accumulates its
@@ -134,6 +143,10 @@ def IntegerKernelsPass : Pass<"qtrain-integer-kernels", "ModuleOp"> {
     Option<"referenceSums", "reference-sums", "bool", /*default=*/"false",
            "The plain integer form: i64 accumulators, full-size masks, no "
            "collapsed correction loops (a reference for the optimized one)">,
+    Option<"inputGrad", "input-grad", "std::string", /*default=*/"\"f32\"",
+           "The input gradients of per-channel weights: f32 (the exact "
+           "path), bf16 (bf16 products, f32 sums) or int (the weight's "
+           "scales folded into the error, an integer product)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

@@ -122,6 +122,11 @@ struct StepPipelineOptions : public PassPipelineOptions<StepPipelineOptions> {
   PassOptions::Option<unsigned> maxVariants{*this, "max-variants",
                                             llvm::cl::desc("Variant budget"),
                                             llvm::cl::init(1000)};
+  PassOptions::Option<std::string> inputGrad{
+      *this, "input-grad",
+      llvm::cl::desc("Input gradients of per-channel weights: f32, bf16 or "
+                     "int (qtrain-integer-kernels input-grad=)"),
+      llvm::cl::init("f32")};
 
   /// Whether the step gets float formats (a ratio or a budget is given).
   bool hasFloatFormats() const {

@@ -24,10 +24,11 @@ bool isQTrain(NamedAttribute attr) {
   return attr.getName().getValue().starts_with("qtrain.");
 }
 
-/// Kept for the lowering: qtrain-microkernels consumes it.
+/// Kept for the lowering: qtrain-microkernels consumes them.
 bool isLoweringHint(NamedAttribute attr) {
-  return attr.getName() ==
-         mlir::qtrain::QTrainDialect::CodeBitsAttrHelper::getNameStr();
+  using Dialect = mlir::qtrain::QTrainDialect;
+  return attr.getName() == Dialect::CodeBitsAttrHelper::getNameStr() ||
+         attr.getName() == Dialect::Bf16OperandsAttrHelper::getNameStr();
 }
 
 struct DropAnnotationsPass

@@ -57,8 +57,15 @@ std::optional<StringRef> kernelFor(linalg::LinalgOp op) {
     bool onlyMulAdd = llvm::all_of(body, [](Operation &inner) {
       return isa<arith::MulFOp, arith::AddFOp, linalg::YieldOp>(inner);
     });
+    // Operands that hold bf16 values (qtrain-integer-kernels
+    // input-grad=bf16) have the same products in the bf16 kernel, which
+    // rounds them to bf16 exactly.
+    bool bf16 = op->getContext()
+                    ->getLoadedDialect<mlir::qtrain::QTrainDialect>()
+                    ->getBf16OperandsAttrHelper()
+                    .isAttrPresent(op);
     if (isMulAdd && onlyMulAdd)
-      return StringRef("qtrain_mk_gemm_f32");
+      return StringRef(bf16 ? "qtrain_mk_gemm_bf16" : "qtrain_mk_gemm_f32");
     return std::nullopt;
   }
   unsigned width = a.isInteger(8) ? 8 : a.isInteger(16) ? 16 : 0;
@@ -208,13 +215,16 @@ struct MicrokernelsPass
       rewrite(module, op, kernel);
     for (auto [conv, kernel] : convs)
       rewriteConv(module, conv, kernel);
-    // The hint has done its job; nothing below reads it.
-    auto codeBitsAttr = getContext()
-                            .getLoadedDialect<mlir::qtrain::QTrainDialect>()
-                            ->getCodeBitsAttrHelper();
+    // The hints have done their job; nothing below reads them.
+    auto *dialect =
+        getContext().getLoadedDialect<mlir::qtrain::QTrainDialect>();
+    auto codeBitsAttr = dialect->getCodeBitsAttrHelper();
+    auto bf16Attr = dialect->getBf16OperandsAttrHelper();
     module.walk([&](Operation *op) {
       if (codeBitsAttr.isAttrPresent(op))
         codeBitsAttr.removeAttr(op);
+      if (bf16Attr.isAttrPresent(op))
+        bf16Attr.removeAttr(op);
     });
   }
 
@@ -266,7 +276,12 @@ struct MicrokernelsPass
     if (!hasImplicitGemmKernel(x, w, y))
       return std::nullopt;
     if (x.isF32())
-      return StringRef("qtrain_mk_conv2d_nchw_f32");
+      return StringRef(conv->getContext()
+                               ->getLoadedDialect<mlir::qtrain::QTrainDialect>()
+                               ->getBf16OperandsAttrHelper()
+                               .isAttrPresent(conv)
+                           ? "qtrain_mk_conv2d_nchw_bf16"
+                           : "qtrain_mk_conv2d_nchw_f32");
     Block &body = conv->getRegion(0).front();
     bool signedProducts = llvm::all_of(body, [](Operation &inner) {
       if (auto ext = dyn_cast<arith::ExtSIOp>(inner))

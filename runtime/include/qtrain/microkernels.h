@@ -125,6 +125,17 @@ void qtrain_mk_conv2d_nchw_f32(
     int64_t wStrideKH, int64_t wStrideKW, float *y, int64_t yOffset,
     int64_t yStrideN, int64_t yStrideF, int64_t yStrideH, int64_t yStrideW);
 
+/* The same with X and W rounded to bf16 (nearest even) and f32 sums, like
+ * qtrain_mk_gemm_bf16 (K = C KH KW). */
+void qtrain_mk_conv2d_nchw_bf16(
+    int64_t N, int64_t C, int64_t H, int64_t W, int64_t F, int64_t KH,
+    int64_t KW, int64_t OH, int64_t OW, int64_t strideH, int64_t strideW,
+    int64_t dilationH, int64_t dilationW, const float *x, int64_t xOffset,
+    int64_t xStrideN, int64_t xStrideC, int64_t xStrideH, int64_t xStrideW,
+    const float *w, int64_t wOffset, int64_t wStrideF, int64_t wStrideC,
+    int64_t wStrideKH, int64_t wStrideKW, float *y, int64_t yOffset,
+    int64_t yStrideN, int64_t yStrideF, int64_t yStrideH, int64_t yStrideW);
+
 /* The same on signed 8-bit codes with 32-bit sums, exact like
  * qtrain_mk_gemm_s8s8s32 (K = C KH KW). */
 void qtrain_mk_conv2d_nchw_s8s8s32(

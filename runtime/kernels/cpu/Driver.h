@@ -437,6 +437,69 @@ inline void packPatches(const ConvOperands<float, float> &o, const float *x,
   }
 }
 
+/// The same patches as bf16 panels [g][NR][2] (two k per 32-bit group,
+/// rounded to bf16 like BF16::packB; a missing second k of the last group
+/// is zero).
+inline void packPatchesBF16(const ConvOperands<float, float> &o, const float *x,
+                            int64_t pc, int64_t jc, int64_t kc, int64_t nc,
+                            int64_t groups, uint16_t *dst) {
+  const int64_t sC = o.xStrides[1], sH = o.xStrides[2], sW = o.xStrides[3];
+  const int64_t step = o.strideW * sW;
+  for (int64_t n0 = 0; n0 < nc; n0 += kNR) {
+    uint16_t *panel = dst + (n0 / kNR) * groups * kNR * 2;
+    int width = int(std::min<int64_t>(kNR, nc - n0));
+    PatchRun runs[kNR];
+    int numRuns = patchRuns(jc + n0, width, o.OW, o.strideH * sH, step, runs);
+    int64_t c = pc / (o.KH * o.KW), kh = (pc / o.KW) % o.KH, kw = pc % o.KW;
+    // Two k at a time into f32 rows, then one 32-bit word per column (a
+    // loop that vectorizes; a missing second k is zero).
+    alignas(64) float rows[2][kNR];
+    for (int64_t g = 0; g < groups; ++g) {
+      for (int j = 0; j < 2; ++j) {
+        if (2 * g + j >= kc) {
+          std::fill(rows[j], rows[j] + kNR, 0.0f);
+          continue;
+        }
+        const float *base =
+            x + c * sC + kh * o.dilationH * sH + kw * o.dilationW * sW;
+        copyRuns(rows[j], base, runs, numRuns, width, step);
+        if (++kw == o.KW) {
+          kw = 0;
+          if (++kh == o.KH) {
+            kh = 0;
+            ++c;
+          }
+        }
+      }
+      uint32_t *words = reinterpret_cast<uint32_t *>(panel + g * kNR * 2);
+      for (int n = 0; n < kNR; ++n)
+        words[n] =
+            uint32_t(toBF16(rows[0][n])) | (uint32_t(toBF16(rows[1][n])) << 16);
+    }
+  }
+}
+
+/// Images [n0, n1) of a convolution with bf16 products and f32 sums: the
+/// f32 one's implicit GEMMs with both operands packed as bf16.
+inline void convBF16Blocked(const ConvOperands<float, float> &o,
+                            Kernel<BF16> kernel) {
+  int64_t depth = o.C * o.KH * o.KW, cols = o.OH * o.OW;
+  for (int64_t n = o.n0; n < o.n1; ++n) {
+    const float *x = o.x + n * o.xStrides[0];
+    blockedLoops<BF16>(
+        o.F, cols, depth,
+        [&](int64_t ic, int64_t pc, int64_t mc, int64_t kc, int64_t groups,
+            uint16_t *dst) {
+          packA<BF16>(o.w.sub(ic, pc), mc, kc, groups, dst);
+        },
+        [&](int64_t pc, int64_t jc, int64_t kc, int64_t nc, int64_t groups,
+            uint16_t *dst,
+            uint32_t *) { packPatchesBF16(o, x, pc, jc, kc, nc, groups, dst); },
+        View<float>{o.y + n * o.yImageStride, o.yStrideF, o.yStrideCol},
+        kernel);
+  }
+}
+
 /// Images [n0, n1) of an f32 convolution, each an implicit GEMM: W
 /// [F, depth] is A, the image's patches B. (The other orientation, patches
 /// as A and the filters along a tile's 32 columns, measured 15-80% slower

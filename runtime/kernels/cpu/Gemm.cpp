@@ -404,6 +404,9 @@ void conv2d(const ConvShape &g, View4<In> xv, View4<In> wv, Acc *y,
 void portableConvF32(const ConvOperands<float, float> &o) {
   convF32Blocked(o, portableKernel<F32>);
 }
+void portableConvBF16(const ConvOperands<float, float> &o) {
+  convBF16Blocked(o, portableKernel<BF16>);
+}
 void portableConvS8(const ConvOperands<int8_t, int32_t> &o) {
   convS8Blocked(o, portableKernel<S8U8>);
 }
@@ -577,6 +580,12 @@ void qtrain_mk_conv2d_nchw_f32(QTRAIN_CONV_ARGS(float, float)) {
     return;
   conv2d<float, float>(QTRAIN_CONV_VIEWS, ys,
                        hasAvx512F32() ? convF32Avx512 : portableConvF32);
+}
+
+void qtrain_mk_conv2d_nchw_bf16(QTRAIN_CONV_ARGS(float, float)) {
+  const int64_t ys[4] = {yStrideN, yStrideF, yStrideH, yStrideW};
+  conv2d<float, float>(QTRAIN_CONV_VIEWS, ys,
+                       hasAvx512BF16() ? convBF16Avx512 : portableConvBF16);
 }
 
 void qtrain_mk_conv2d_nchw_s8s8s32(QTRAIN_CONV_ARGS(int8_t, int32_t)) {

@@ -96,6 +96,7 @@ void gemmS16Avx512(GemmOperands<int16_t, int32_t> operands);
 void bitSerialAvx512(BitSerialOperands operands);
 void gemmPackedAvx512(PackedOperands operands);
 void convF32Avx512(const ConvOperands<float, float> &operands);
+void convBF16Avx512(const ConvOperands<float, float> &operands);
 void convS8Avx512(const ConvOperands<int8_t, int32_t> &operands);
 
 /// Whether the CPU runs each family (false under QTRAIN_MICROKERNELS=portable).

@@ -196,6 +196,9 @@ void gemmBF16Avx512(GemmOperands<float, float> operands) {
 void convF32Avx512(const ConvOperands<float, float> &operands) {
   convF32Blocked(operands, kernelF32Avx512, kernelF32HalfAvx512);
 }
+void convBF16Avx512(const ConvOperands<float, float> &operands) {
+  convBF16Blocked(operands, kernelBF16Avx512);
+}
 void convS8Avx512(const ConvOperands<int8_t, int32_t> &operands) {
   convS8Blocked(operands, kernelS8U8Avx512);
 }

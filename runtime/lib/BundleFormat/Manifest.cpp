@@ -608,9 +608,10 @@ Status ManifestReader::readSites(const json &root, Manifest &m) const {
         for (auto it = kernels->begin(); it != kernels->end(); ++it) {
           const json &kind = it.value();
           if (!kind.is_string() ||
-              (kind != "i8" && kind != "i16" && kind != "f32" && kind != "f64"))
+              (kind != "i8" && kind != "i16" && kind != "f32" &&
+               kind != "bf16" && kind != "f64"))
             return expected(join(kpath, it.key().c_str()),
-                            "a kernel kind (i8, i16, f32 or f64)", kind);
+                            "a kernel kind (i8, i16, f32, bf16 or f64)", kind);
           v.kernels[it.key()] = kind.get<std::string>();
         }
       }

@@ -173,7 +173,7 @@ func.func @v() attributes {v = #qtrain.variant<site = 0, product = sideways, bit
 
 // -----
 
-// expected-error @+2 {{expected one of [f32, i8, i16, f64] for the arithmetic a kernel variant's products run in, got: i4}}
+// expected-error @+2 {{expected one of [f32, i8, i16, f64, bf16] for the arithmetic a kernel variant's products run in, got: i4}}
 // expected-error @+1 {{failed to parse QTrain_VariantAttr parameter 'kernel'}}
 func.func @v() attributes {v = #qtrain.variant<site = 0, product = forward, bits = 4, grad_bits = 0, kernel = i4>} { return }
 

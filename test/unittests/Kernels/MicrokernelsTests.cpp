@@ -439,7 +439,9 @@ struct ConvCase {
   int threads;
 };
 
-void checkConv(const ConvCase &t) {
+/// With `bf16`, qtrain_mk_conv2d_nchw_bf16 against the products of the
+/// bf16-rounded operands (exact in f32 and f64), with the same bound.
+void checkConv(const ConvCase &t, bool bf16 = false) {
   int64_t OH = (t.H - t.dilationH * (t.KH - 1) - 1) / t.strideH + 1;
   int64_t OW = (t.W - t.dilationW * (t.KW - 1) - 1) / t.strideW + 1;
   std::mt19937 gen(11);
@@ -468,12 +470,18 @@ void checkConv(const ConvCase &t) {
     v = normal(gen);
   std::vector<float> y0 = y;
   qtrain_mk_set_num_threads(t.threads);
-  qtrain_mk_conv2d_nchw_f32(t.N, t.C, t.H, t.W, t.F, t.KH, t.KW, OH, OW,
-                            t.strideH, t.strideW, t.dilationH, t.dilationW,
-                            x.data(), xOffset, xs[0], xs[1], xs[2], xs[3],
-                            w.data(), 0, ws[0], ws[1], ws[2], ws[3], y.data(),
-                            0, ys[0], ys[1], ys[2], ys[3]);
+  (bf16 ? qtrain_mk_conv2d_nchw_bf16 : qtrain_mk_conv2d_nchw_f32)(
+      t.N, t.C, t.H, t.W, t.F, t.KH, t.KW, OH, OW, t.strideH, t.strideW,
+      t.dilationH, t.dilationW, x.data(), xOffset, xs[0], xs[1], xs[2], xs[3],
+      w.data(), 0, ws[0], ws[1], ws[2], ws[3], y.data(), 0, ys[0], ys[1], ys[2],
+      ys[3]);
   qtrain_mk_set_num_threads(1);
+  if (bf16) {
+    for (float &v : x)
+      v = roundBF16(v);
+    for (float &v : w)
+      v = roundBF16(v);
+  }
   int64_t depth = t.C * t.KH * t.KW;
   for (int64_t n = 0; n < t.N; ++n)
     for (int64_t f = 0; f < t.F; ++f)
@@ -582,6 +590,23 @@ void checkConvS8(const ConvCase &t, bool extreme) {
   for (size_t e = 0; e < y.size(); ++e)
     if (int64_t(e) % yRow >= OW)
       ASSERT_EQ(y[e], y0[e]) << "wrote outside Y at " << e;
+}
+
+// The bf16 convolution (bf16 products, f32 sums) on the same cases, plus
+// an odd depth (the last k pair half empty) and a depth over one K block.
+TEST(Microkernels, ConvBF16MatchesDirectConvolution) {
+  const ConvCase cases[] = {
+      {2, 32, 26, 26, 64, 3, 3, 1, 1, 1, 1, false, false, false, 1},
+      {3, 16, 18, 18, 6, 5, 5, 1, 1, 1, 1, true, true, true, 1},
+      {2, 3, 17, 13, 5, 3, 2, 2, 3, 1, 1, true, false, true, 1},
+      {2, 4, 15, 16, 7, 3, 3, 1, 1, 2, 3, false, true, false, 1},
+      {5, 6, 9, 40, 13, 1, 1, 1, 1, 1, 1, true, false, false, 2},
+      {4, 8, 12, 12, 40, 3, 3, 1, 2, 1, 1, false, false, true, 2},
+      {2, 3, 9, 9, 5, 3, 3, 1, 1, 1, 1, true, true, false, 1},
+      {1, 64, 9, 9, 12, 5, 5, 1, 1, 1, 1, false, false, false, 1},
+  };
+  for (const ConvCase &t : cases)
+    checkConv(t, /*bf16=*/true);
 }
 
 // The s8 implicit-GEMM convolution is exact: every output equals the

@@ -589,7 +589,7 @@ TEST(BundleErrorTest, WrongTypes) {
        "sites[0].variants[1].kernels: expected an object, got \"i8\""},
       {"/sites/0/variants/1/kernels/forward", "int4",
        "sites[0].variants[1].kernels.forward: expected a kernel kind (i8, "
-       "i16, f32 or f64), got \"int4\""},
+       "i16, f32, bf16 or f64), got \"int4\""},
   };
   for (const Case &c : cases) {
     ToyBundle toy;

@@ -106,7 +106,7 @@ struct VariantSpec {
   std::string symbol;
   /// The kernel kind of each product of the training step at this
   /// precision ("forward", "input_grad", "weight_grad" -> "i8", "i16",
-  /// "f32" or "f64"); empty when the manifest does not say.
+  /// "f32", "bf16" or "f64"); empty when the manifest does not say.
   std::map<std::string, std::string> kernels;
 };
 
