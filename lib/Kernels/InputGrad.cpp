@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "InputGrad.h"
+#include "IntegerSums.h"
 
 #include "qtrain/Analysis/QuantizedOperand.h"
 
@@ -372,24 +373,7 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
   unitShape[errorAxis] = 1;
   Value u = tensor::ExpandShapeOp::create(
       b, loc, RankedTensorType::get(unitShape, f32), channelSums, groups);
-  for (Operation *chained : e.chain) {
-    auto shape =
-        llvm::to_vector(cast<RankedTensorType>(u.getType()).getShape());
-    if (auto pad = dyn_cast<tensor::PadOp>(chained)) {
-      for (auto [i, size] : llvm::enumerate(shape))
-        size += pad.getStaticLow()[i] + pad.getStaticHigh()[i];
-      u = tensor::PadOp::create(b, loc, RankedTensorType::get(shape, f32), u,
-                                pad.getMixedLowPad(), pad.getMixedHighPad(),
-                                zero);
-      continue;
-    }
-    auto perm = cast<linalg::TransposeOp>(chained).getPermutation();
-    SmallVector<int64_t> out;
-    for (int64_t p : perm)
-      out.push_back(shape[p]);
-    Value init = tensor::EmptyOp::create(b, loc, out, f32);
-    u = linalg::TransposeOp::create(b, loc, u, init, perm)->getResult(0);
-  }
+  u = intkernels::replayChain(b, loc, e.chain, u);
   Value result = op->getResult(0);
   SmallVector<int64_t> outShape(
       cast<RankedTensorType>(result.getType()).getShape());

@@ -164,7 +164,7 @@ FailureOr<Reason> IntegerKernelsPass::rewrite(linalg::LinalgOp op,
         q.getMax(), q.getSeed(), q.getStep(), q.getRoleAttr(),
         q.getRoundingAttr(), q.getGranularityAttr(), q.getStreamAttr(),
         q.getWidthAttr());
-    codes[i] = replayChain(b, loc, f, quantize.getCodes());
+    codes[i] = replayChain(b, loc, f.chain, quantize.getCodes());
     scales[i] = quantize.getScale();
     lows[i] = quantize.getLow();
     half[i] = int64_t(1) << (f.bits - 1);

@@ -57,12 +57,13 @@ llvm::SmallBitVector intkernels::paddedPositions(const Factor &f,
   return padded;
 }
 
-Value intkernels::replayChain(OpBuilder &b, Location loc, const Factor &f,
-                              Value source) {
+Value intkernels::replayChain(OpBuilder &b, Location loc,
+                              ArrayRef<Operation *> chain, Value source) {
   Type element = cast<RankedTensorType>(source.getType()).getElementType();
-  Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(element, 0));
+  Value zero = arith::ConstantOp::create(
+      b, loc, cast<TypedAttr>(b.getZeroAttr(element)));
   Value v = source;
-  for (Operation *op : f.chain) {
+  for (Operation *op : chain) {
     auto shape =
         llvm::to_vector(cast<RankedTensorType>(v.getType()).getShape());
     if (auto pad = dyn_cast<tensor::PadOp>(op)) {
@@ -163,7 +164,7 @@ Value IntegerSums::mask(unsigned index, const Factor &f,
   Value one = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(1));
   Value empty = tensor::EmptyOp::create(b, loc, src, b.getI8Type());
   Value ones = linalg::FillOp::create(b, loc, one, empty).getResult(0);
-  return replayChain(b, loc, f, ones);
+  return replayChain(b, loc, f.chain, ones);
 }
 
 llvm::SmallBitVector IntegerSums::foldableReductions(unsigned mine,

@@ -43,9 +43,11 @@ FailureOr<Factor> traceFactor(Value v);
 /// The positions of the product operand each chain op pads.
 llvm::SmallBitVector paddedPositions(const Factor &f, unsigned rank);
 
-/// Rebuilds `f`'s chain on `source` (codes or a mask), whose element type is
-/// an integer; zero padding pads with integer 0.
-Value replayChain(OpBuilder &b, Location loc, const Factor &f, Value source);
+/// Rebuilds a traced operand's chain of zero paddings and transposes on
+/// `source` (codes, a mask, or a per-channel term of the same rank): pads
+/// pad with zero of its element type.
+Value replayChain(OpBuilder &b, Location loc, ArrayRef<Operation *> chain,
+                  Value source);
 
 /// An integer contraction term over the product's loops.
 struct Term {
