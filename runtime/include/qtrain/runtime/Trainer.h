@@ -180,8 +180,6 @@ public:
 
   /// Steps taken so far, i.e. the index of the next step.
   int64_t getStep() const { return stepIndex; }
-  /// The threads each step runs on (TrainerOptions::threads, 0 resolved).
-  int getThreads() const { return threads; }
   /// The schedules' bits at `step` (0 = fp32).
   int getBits(int64_t step) const;
   int getGradBits(int64_t step) const;
