@@ -11,6 +11,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::qtrain;
 
@@ -168,6 +170,20 @@ LogicalResult RangeEmaOp::verify() {
   double m = getMomentum().convertToDouble();
   if (!(m >= 0.0 && m < 1.0))
     return emitOpError("momentum must be in [0, 1), got ") << m;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// RunningStatOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RunningStatOp::verify() {
+  double m = getMomentum().convertToDouble();
+  if (!(m > 0.0 && m <= 1.0))
+    return emitOpError("momentum must be in (0, 1], got ") << m;
+  double c = getCorrection().convertToDouble();
+  if (!(c >= 1.0 && std::isfinite(c)))
+    return emitOpError("correction must be finite and at least 1, got ") << c;
   return success();
 }
 

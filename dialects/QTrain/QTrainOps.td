@@ -272,6 +272,54 @@ def QTrain_RangeEmaOp : QTrain_Op<"range_ema", [
 }
 
 //===----------------------------------------------------------------------===//
+// RunningStatOp
+//===----------------------------------------------------------------------===//
+
+def QTrain_RunningStatOp : QTrain_Op<"running_stat", [
+    Pure, AllTypesMatch<["batch", "running", "stat", "updated"]>]> {
+  let summary = "A batch statistic of training, its running average for eval";
+  let description = [{
+    Training-mode batch norm (PyTorch's `BatchNorm2d.train()`): the step
+    normalizes with the batch's statistic and keeps a running average of it
+    for evaluation.
+
+    ```
+    stat    = batch                                    (training step)
+    updated = running * (1 - m) + (batch * c) * m      (as written)
+    ```
+
+    in the element type (f32; f64 for gradient checks), with m =
+    `momentum` (PyTorch's 0.1; 1 - m computed in double and rounded to the
+    element type) and c = `correction`: 1 for the mean, n / (n - 1) for
+    the variance (the step normalizes with the biased variance of n
+    elements per channel, the running average keeps the unbiased one, as
+    PyTorch). `running` is a `{qtrain.state}` argument and `updated` the
+    state result that replaces it. In reverse mode `stat` is the identity
+    of `batch`; `updated` is not differentiated. qtrain-autodiff turns
+    the evaluation step's op into `stat = running` (`updated` is not
+    returned there).
+
+    ```mlir
+    %mean, %rm2 = qtrain.running_stat %batch_mean, %rm : tensor<16xf32>
+    %var, %rv2 = qtrain.running_stat %batch_var, %rv {correction = 1.0001}
+        : tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins
+    1DTensorOf<[F32, F64]>:$batch,
+    1DTensorOf<[F32, F64]>:$running,
+    DefaultValuedAttr<F64Attr, "0.1">:$momentum,
+    DefaultValuedAttr<F64Attr, "1.0">:$correction
+  );
+  let results = (outs 1DTensorOf<[F32, F64]>:$stat,
+                     1DTensorOf<[F32, F64]>:$updated);
+  let assemblyFormat = [{
+    $batch `,` $running attr-dict `:` type($batch)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // LearnedBitsOp
 //===----------------------------------------------------------------------===//
 

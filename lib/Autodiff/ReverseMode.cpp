@@ -190,6 +190,13 @@ LogicalResult ReverseMode::differentiate(Operation *op) {
                                 learned.getResult()));
     return success();
   }
+  // The training step normalizes with the batch's statistic; its running
+  // average is state, not differentiated.
+  if (auto stat = dyn_cast<RunningStatOp>(op)) {
+    if (Value adjoint = getAdjoint(stat.getStat()))
+      accumulate(stat.getBatch(), adjoint);
+    return success();
+  }
   // Round and clamp of a learned bitwidth are straight-through.
   if (auto learned = dyn_cast<LearnedBitsOp>(op)) {
     MLIRContext *ctx = op->getContext();

@@ -42,7 +42,7 @@ private:
 /// carry theirs already.
 static void setRole(Operation *op, Role role) {
   if (isa<tensor::EmptyOp, FakeQuantOp, GradQuantOp, GradRoundFloatOp,
-          RangeEmaOp, RoundFloatOp>(op) ||
+          RangeEmaOp, RunningStatOp, RoundFloatOp>(op) ||
       llvm::none_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
     return;
   op->setAttr(kRoleAttrName, RoleAttr::get(op->getContext(), role));
@@ -227,8 +227,9 @@ LogicalResult AutodiffPass::buildTrainStep(func::FuncOp forwardFn,
 }
 
 /// Turns the forward function into the evaluation step: activations are
-/// quantized with their running ranges instead of the batch's, and the
-/// running ranges are inputs only (evaluation does not update them).
+/// quantized with their running ranges instead of the batch's, batch norm
+/// uses its running statistics, and the state is input only (evaluation
+/// does not update it).
 static void useRunningRanges(func::FuncOp fn) {
   SmallVector<RangeEmaOp> emas(fn.getOps<RangeEmaOp>());
   for (RangeEmaOp ema : emas) {
@@ -257,6 +258,13 @@ static void useRunningRanges(func::FuncOp fn) {
   llvm::BitVector drop(fn.getNumResults());
   drop.set(1, fn.getNumResults());
   (void)fn.eraseResults(drop);
+  // Batch norm evaluates with its running statistics.
+  SmallVector<RunningStatOp> stats(fn.getOps<RunningStatOp>());
+  for (RunningStatOp stat : stats) {
+    stat.getStat().replaceAllUsesWith(stat.getRunning());
+    stat.getUpdated().replaceAllUsesWith(stat.getRunning());
+    stat.erase();
+  }
   // Evaluation does not update the running ranges: whatever else read the
   // updated range (a rounding of it, found by fuzz/ir) reads the state as
   // it came in.

@@ -113,6 +113,8 @@ mlir::qtrain::buildQuantizePipeline(OpPassManager &pm,
 
 LogicalResult mlir::qtrain::buildTrainingStepPipeline(
     OpPassManager &pm, const StepPipelineOptions &options, PipelineErrorFn) {
+  if (options.trainBatchnorm)
+    pm.addPass(createTrainBatchNormPass());
   AutodiffPassOptions autodiff;
   autodiff.loss = options.loss;
   pm.addPass(createAutodiffPass(autodiff));

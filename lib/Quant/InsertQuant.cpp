@@ -175,9 +175,13 @@ static Attribute toAttr(MLIRContext *ctx, const rt::Schedule &s) {
                                  s.cycles, period);
 }
 
-/// Appends an argument with a `qtrain.control` role to `fn`.
+/// Adds an argument with a `qtrain.control` role to `fn`, after the inputs
+/// and controls and before any state (the step ABI's order).
 static Value addControl(func::FuncOp fn, Type type, StringRef name) {
-  unsigned index = fn.getNumArguments();
+  unsigned index = 0;
+  for (unsigned e = fn.getNumArguments(); index < e; ++index)
+    if (fn.getArgAttr(index, kStateAttrName))
+      break;
   MLIRContext *ctx = fn.getContext();
   auto attrs = DictionaryAttr::get(
       ctx, {NamedAttribute(StringAttr::get(ctx, kControlAttrName),

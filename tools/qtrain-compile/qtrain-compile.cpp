@@ -100,6 +100,12 @@ static cl::opt<std::string>
 static cl::opt<bool> fp32("fp32", cl::init(true),
                           cl::desc("Also compile the fp32 variants"),
                           cl::cat(compileCategory));
+static cl::opt<bool> trainBatchnorm(
+    "train-batchnorm", cl::init(true),
+    cl::desc("Train batch norms exported in eval mode with batch statistics, "
+             "keeping the running mean and variance as state (default on; "
+             "qtrain-train-batchnorm)"),
+    cl::cat(compileCategory));
 static cl::opt<bool> liftParams("lift-params", cl::init(false),
                                 cl::desc("Lift exported weight constants"),
                                 cl::cat(compileCategory));
@@ -467,6 +473,8 @@ static int compile(int argc, char **argv) {
                  (precisionPromotion ? "true" : "false");
     }
     options += " loss=" + loss;
+    if (!trainBatchnorm)
+      options += " train-batchnorm=false";
     if (policy != "none")
       options += std::string(" fp32=") + (fp32 ? "true" : "false") +
                  " max-variants=" + std::to_string(maxVariants);

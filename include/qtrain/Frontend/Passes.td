@@ -103,6 +103,42 @@ def RebatchPass : Pass<"qtrain-rebatch", "::mlir::ModuleOp"> {
   ];
 }
 
+def TrainBatchNormPass : Pass<"qtrain-train-batchnorm", "::mlir::ModuleOp"> {
+  let summary = "Train the batch norms of an eval-mode export with batch statistics";
+  let description = [{
+    Exporters trace models in eval mode: a batch norm normalizes with its
+    running mean and variance, which the graph carries as constants (or, after
+    `qtrain-lift-params`, as parameters):
+    `(x - mean[c]) * rsqrt(var[c] + eps) * gamma[c] + beta[c]`, fused into
+    one `linalg.generic` or spread over several, with the per-channel
+    tensors read directly or through `tensor.expand_shape` to `[C, 1, 1]`.
+    This pass finds each such pair (`x - mean[c]` and `var[c] + eps` whose
+    results meet a few ops later) and rewrites it to PyTorch's training
+    mode: the step normalizes with the batch's mean and biased variance
+    (per channel, over every other dimension of `x`), and the running
+    statistics become `{qtrain.state = "bn_mean"}` / `"bn_var"` arguments
+    and results updated by `qtrain.running_stat` (momentum 0.1, the
+    variance unbiased), starting at the exported values (`qtrain.init`; 0
+    and 1 when the export has none). `qtrain-autodiff` makes the evaluation
+    step use them. Each layer is reported with a remark. Run it after
+    `qtrain-rebatch` (the batch statistics depend on the batch) and before
+    `qtrain-autodiff`; qtrain-compile runs it before autodiff.
+  }];
+  let options = [
+    Option<"forward", "forward", "std::string", /*default=*/"\"forward\"",
+           "Name of the forward function">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.1",
+           "Weight of the batch's statistic in the running average">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::qtrain::QTrainDialect"
+  ];
+  let statistics = [
+    Statistic<"numRewritten", "batch-norms", "Batch norms rewritten">,
+  ];
+}
+
 def InferRolesPass : Pass<"qtrain-infer-roles", "::mlir::ModuleOp"> {
   let summary = "Assign tensor roles in a training step that has its backward";
   let description = [{

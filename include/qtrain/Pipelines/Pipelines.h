@@ -114,6 +114,11 @@ struct StepPipelineOptions : public PassPipelineOptions<StepPipelineOptions> {
   PassOptions::Option<std::string> loss{*this, "loss",
                                         llvm::cl::desc("cross-entropy or mse"),
                                         llvm::cl::init("cross-entropy")};
+  PassOptions::Option<bool> trainBatchnorm{
+      *this, "train-batchnorm",
+      llvm::cl::desc("Train eval-mode batch norms with batch statistics, "
+                     "their running ones as state (qtrain-train-batchnorm)"),
+      llvm::cl::init(true)};
 
   // qtrain-kernels.
   PassOptions::Option<bool> fp32{

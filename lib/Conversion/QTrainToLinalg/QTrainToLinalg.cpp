@@ -62,8 +62,8 @@ static LogicalResult checkLowerable(Operation *op) {
                << op->getName() << " of " << f
                << " could not be lowered: its normal range is below fp32's";
   }
-  if (isa<FakeQuantOp, QuantizeOp, RangeEmaOp, RoundFloatOp, CountOverflowOp,
-          EncodeFloatOp, DecodeFloatOp>(op) &&
+  if (isa<FakeQuantOp, QuantizeOp, RangeEmaOp, RunningStatOp, RoundFloatOp,
+          CountOverflowOp, EncodeFloatOp, DecodeFloatOp>(op) &&
       !cast<RankedTensorType>(op->getOperand(0).getType()).hasStaticShape())
     return op->emitError() << op->getName()
                            << " could not be lowered (dynamic shapes are not "

@@ -1,13 +1,15 @@
 //===- TrainingState.cpp - range_ema and learned_bits as linalg -*- C++ -*-===//
 //
 // The training state the step updates or reads: an activation's running
-// range (qtrain.range_ema) and a layer's learned bitwidth
-// (qtrain.learned_bits), as the runtime's references compute them.
+// range (qtrain.range_ema), a batch norm's running statistic
+// (qtrain.running_stat) and a layer's learned bitwidth (qtrain.learned_bits),
+// as the runtime's references compute them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Lowerings.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -55,6 +57,45 @@ struct RangeEmaLowering : OpConversionPattern<RangeEmaOp> {
   }
 };
 
+/// The training step's form: the statistic is the batch's, and the running
+/// average folds it in elementwise, in the order the op documents.
+struct RunningStatLowering : OpConversionPattern<RunningStatOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(RunningStatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType(0));
+    double m = op.getMomentum().convertToDouble();
+    double correction = op.getCorrection().convertToDouble();
+    Type elementType = type.getElementType();
+    AffineMap id = rewriter.getMultiDimIdentityMap(1);
+    Value init =
+        tensor::EmptyOp::create(rewriter, loc, type.getShape(), elementType);
+    auto updated = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type},
+        ValueRange{adaptor.getBatch(), adaptor.getRunning()}, ValueRange{init},
+        ArrayRef<AffineMap>{id, id, id},
+        ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          auto constant = [&](double v) {
+            return arith::ConstantOp::create(
+                nb, nl, nb.getFloatAttr(elementType, v));
+          };
+          Value batch = args[0];
+          if (correction != 1.0)
+            batch = arith::MulFOp::create(nb, nl, batch, constant(correction));
+          Value kept = arith::MulFOp::create(nb, nl, args[1], constant(1.0 - m));
+          Value added = arith::MulFOp::create(nb, nl, batch, constant(m));
+          linalg::YieldOp::create(
+              nb, nl, arith::AddFOp::create(nb, nl, kept, added).getResult());
+        });
+    rewriter.replaceOp(op, {adaptor.getBatch(), updated.getResult(0)});
+    return success();
+  }
+};
+
 /// b = clamp(rint(p * (max - min) + min), min, max) in f32, NaN -> min:
 /// the runtime's ldpBits, operation for operation.
 struct LearnedBitsLowering : OpConversionPattern<LearnedBitsOp> {
@@ -85,5 +126,5 @@ struct LearnedBitsLowering : OpConversionPattern<LearnedBitsOp> {
 } // namespace
 
 void tolinalg::populateTrainingStatePatterns(RewritePatternSet &patterns) {
-  patterns.add<RangeEmaLowering, LearnedBitsLowering>(patterns.getContext());
+  patterns.add<RangeEmaLowering, RunningStatLowering, LearnedBitsLowering>(patterns.getContext());
 }

@@ -370,7 +370,7 @@ func.func @range_ema_momentum(%a: tensor<8xf32>, %s: tensor<2xf32>) -> tensor<2x
 
 // -----
 
-// expected-error @+1 {{'qtrain.state' must be "ema", "loss_scale", "promotion", "overflow" or "ldp_lambda", got "momentum"}}
+// expected-error @+1 {{'qtrain.state' must be "ema", "loss_scale", "promotion", "overflow", "ldp_lambda", "bn_mean" or "bn_var", got "momentum"}}
 func.func @state_kind(%s: tensor<2xf32> {qtrain.state = "momentum"}) { return }
 
 // -----
