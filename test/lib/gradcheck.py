@@ -64,7 +64,7 @@ def main():
     rng = random.Random(opts.seed)
 
     text = open(opts.step).read()
-    params, arg_types, _ = parse_signature(text)
+    params, arg_types, results = parse_signature(text)
     specs = [tensor_spec(t) for t in arg_types]
     scalar_type = arg_types[-1]
     if scalar_type not in SCALARS:
@@ -97,13 +97,17 @@ def main():
     else:
         labels = make(label_spec, lambda: rng.uniform(-1.0, 1.0))
     outs = [make(specs[k % params], lambda: 0.0) for k in range(2 * params)]
+    # State the step updates (batch norms' running statistics) comes back
+    # through out-parameters after the parameters' and momentum's.
+    result_specs = [tensor_spec(m.group(0)) for m in TENSOR.finditer(results)]
+    outs += [make(spec, lambda: 0.0) for spec in result_specs[2 * params:]]
 
     lib = ctypes.CDLL(os.path.abspath(opts.lib))
     fn = lib.train_step
     scalar = SCALARS[scalar_type]
     fn.restype = scalar
     fn.argtypes = ([ctypes.c_void_p] * (2 * params + num_inputs + 1) +
-                   [scalar] * 3 + [ctypes.c_void_p] * (2 * params))
+                   [scalar] * 3 + [ctypes.c_void_p] * len(outs))
     ptr = ctypes.addressof
 
     def step():
