@@ -21,6 +21,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::qtrain;
 
@@ -170,6 +172,42 @@ LogicalResult TangentBuilder::visit(Operation *op) {
   } else if (isa<math::RsqrtOp>(op)) {
     Value mhalf = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, -0.5));
     d = mul(mul(mhalf, mul(r, mul(r, r))), t(0));
+  } else if (isa<math::ErfOp>(op)) {
+    // erf'(x) = 2 / sqrt(pi) * exp(-x^2).
+    Value x = p(op->getOperand(0));
+    Value c = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(type, 1.1283791670955126));
+    Value e =
+        math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, mul(x, x)));
+    d = mul(mul(c, e), t(0));
+  } else if (auto pow = dyn_cast<math::PowFOp>(op)) {
+    // d(x^y) = y x^(y-1) dx + x^y ln(x) dy.
+    Value x = p(pow.getLhs()), y = p(pow.getRhs());
+    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+    Value lower =
+        math::PowFOp::create(b, loc, x, arith::SubFOp::create(b, loc, y, one));
+    d = sum(scale(t0, mul(y, lower)),
+            scale(t1, mul(r, math::LogOp::create(b, loc, x))));
+  } else if (auto powi = dyn_cast<math::FPowIOp>(op)) {
+    // d(x^n) = n x^(n-1) dx.
+    Value n = powi.getRhs();
+    Value one =
+        arith::ConstantOp::create(b, loc, b.getIntegerAttr(n.getType(), 1));
+    Value lower = math::FPowIOp::create(b, loc, p(powi.getLhs()),
+                                        arith::SubIOp::create(b, loc, n, one));
+    d = mul(mul(arith::SIToFPOp::create(b, loc, type, n), lower), t(0));
+  } else if (isa<math::Log1pOp>(op)) {
+    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+    d = arith::DivFOp::create(b, loc, t(0), add(one, p(op->getOperand(0))));
+  } else if (isa<math::Log2Op>(op)) {
+    Value ln2 = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, M_LN2));
+    d = arith::DivFOp::create(b, loc, t(0), mul(ln2, p(op->getOperand(0))));
+  } else if (isa<math::Exp2Op>(op)) {
+    Value ln2 = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, M_LN2));
+    d = mul(mul(r, ln2), t(0));
+  } else if (isa<math::ExpM1Op>(op)) {
+    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+    d = mul(add(r, one), t(0));
   } else if (isa<math::AbsFOp>(op)) {
     Value x = p(op->getOperand(0));
     Value neg =
