@@ -191,7 +191,7 @@ LogicalResult TangentBuilder::visit(Operation *op) {
             scale(t1, mul(r, math::LogOp::create(b, loc, x))));
   } else if (auto powi = dyn_cast<math::FPowIOp>(op)) {
     // d(x^n) = n x^(n-1) dx.
-    Value n = powi.getRhs();
+    Value n = p(powi.getRhs());
     Value one =
         arith::ConstantOp::create(b, loc, b.getIntegerAttr(n.getType(), 1));
     Value lower = math::FPowIOp::create(b, loc, p(powi.getLhs()),
