@@ -29,6 +29,8 @@ LogicalResult differentiateLinalgOperand(ReverseMode &rm, linalg::LinalgOp op,
 
 bool mlir::qtrain::isConvolution(Operation *op) {
   return isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNhwcHwcfOp,
+             linalg::Conv2DNhwcFhwcOp, linalg::Conv2DNgchwGfchwOp,
+             linalg::Conv2DNgchwFgchwOp, linalg::Conv2DNhwgcGfhwcOp,
              linalg::DepthwiseConv2DNchwChwOp,
              linalg::DepthwiseConv2DNhwcHwcOp>(op);
 }
@@ -62,7 +64,54 @@ static Layout2D layoutOf(Operation *op) {
   if (isa<linalg::Conv2DNchwFchwOp, linalg::DepthwiseConv2DNchwChwOp,
           linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op))
     return {2, 3, 1};
+  if (isa<linalg::Conv2DNgchwGfchwOp, linalg::Conv2DNgchwFgchwOp>(op))
+    return {3, 4, 2};
+  if (isa<linalg::Conv2DNhwgcGfhwcOp>(op))
+    return {1, 2, 4};
   return {1, 2, 3};
+}
+
+/// Where a convolution kernel keeps its spatial dimensions and its two
+/// channel dimensions (input and output channels, swapped by the input
+/// gradient; a depthwise kernel has a single channel dimension).
+struct KernelLayout {
+  /// Position of the kernel's height; its width follows.
+  unsigned kh;
+  /// Positions of the output- and input-channel dimensions, or none.
+  std::optional<std::pair<unsigned, unsigned>> channels;
+};
+
+static KernelLayout kernelLayoutOf(Operation *op) {
+  if (isa<linalg::Conv2DNchwFchwOp>(op))
+    return {2, std::pair(0u, 1u)};
+  if (isa<linalg::Conv2DNhwcHwcfOp>(op))
+    return {0, std::pair(3u, 2u)};
+  if (isa<linalg::Conv2DNhwcFhwcOp>(op))
+    return {1, std::pair(0u, 3u)};
+  if (isa<linalg::Conv2DNgchwGfchwOp>(op))
+    return {3, std::pair(1u, 2u)};
+  if (isa<linalg::Conv2DNgchwFgchwOp>(op))
+    return {3, std::pair(0u, 2u)};
+  if (isa<linalg::Conv2DNhwgcGfhwcOp>(op))
+    return {2, std::pair(1u, 4u)};
+  if (isa<linalg::DepthwiseConv2DNchwChwOp>(op))
+    return {1, std::nullopt};
+  return {0, std::nullopt};
+}
+
+/// A convolution of the same kind as `op` at stride 1 and the given
+/// dilation.
+template <typename... OpTys>
+static Operation *createLike(OpBuilder &b, Location loc, Operation *op,
+                             Type resultType, ValueRange ins, ValueRange outs,
+                             Attribute strides, Attribute dilations) {
+  Operation *created = nullptr;
+  ((isa<OpTys>(op)
+        ? (void)(created = OpTys::create(b, loc, TypeRange{resultType}, ins,
+                                         outs, strides, dilations))
+        : (void)0),
+   ...);
+  return created;
 }
 
 /// Checks that every shape involved is static; reverse mode sizes its
@@ -91,11 +140,7 @@ LogicalResult mlir::qtrain::differentiateConvolution(ReverseMode &rm,
   if (!rm.isVaried(input->get()))
     return success();
 
-  bool nchw =
-      isa<linalg::Conv2DNchwFchwOp, linalg::DepthwiseConv2DNchwChwOp>(op);
-  bool depthwise =
-      isa<linalg::DepthwiseConv2DNchwChwOp, linalg::DepthwiseConv2DNhwcHwcOp>(
-          op);
+  KernelLayout kernelLayout = kernelLayoutOf(op);
   auto strides = readPair(op, "strides");
   auto dilations = readPair(op, "dilations");
   Value x = input->get(), weight = conv.getDpsInputOperand(1)->get();
@@ -104,8 +149,7 @@ LogicalResult mlir::qtrain::differentiateConvolution(ReverseMode &rm,
   auto wType = cast<RankedTensorType>(weight.getType());
   auto dyType = cast<RankedTensorType>(dY.getType());
   Layout2D layout = layoutOf(op);
-  // Kernel spatial dims: fchw 2, 3; chw 1, 2; hwcf and hwc 0, 1.
-  unsigned kh = nchw ? (depthwise ? 1 : 2) : 0;
+  unsigned kh = kernelLayout.kh;
   int64_t kernel[2] = {wType.getDimSize(kh), wType.getDimSize(kh + 1)};
   unsigned spatial[2] = {layout.h, layout.w};
 
@@ -153,7 +197,8 @@ LogicalResult mlir::qtrain::differentiateConvolution(ReverseMode &rm,
                                        highOfr, zero, /*nofold=*/false);
 
   // 3. Flip the kernel in space and swap its channel dimensions (a
-  //    depthwise kernel has one channel dimension, nothing to swap).
+  //    depthwise kernel has one channel dimension, nothing to swap; a
+  //    grouped kernel keeps its group dimension).
   SmallVector<int64_t> flippedShape(wType.getShape());
   MLIRContext *ctx = b.getContext();
   unsigned wRank = wType.getRank();
@@ -163,12 +208,11 @@ LogicalResult mlir::qtrain::differentiateConvolution(ReverseMode &rm,
   SmallVector<AffineExpr> read(d);
   read[kh] = kernel[0] - 1 - d[kh];
   read[kh + 1] = kernel[1] - 1 - d[kh + 1];
-  if (!depthwise) {
-    // fchw: flipped[c, f, ...] = w[f, c, ...]; hwcf: flipped[.., f, c] =
-    // w[.., c, f].
-    unsigned c0 = nchw ? 0 : 2;
-    std::swap(flippedShape[c0], flippedShape[c0 + 1]);
-    std::swap(read[c0], read[c0 + 1]);
+  if (auto channels = kernelLayout.channels) {
+    // e.g. fchw: flipped[c, f, ...] = w[f, c, ...].
+    auto [out, in] = *channels;
+    std::swap(flippedShape[out], flippedShape[in]);
+    std::swap(read[out], read[in]);
   }
   AffineMap readMap = AffineMap::get(wRank, 0, read, ctx);
   auto flippedType = RankedTensorType::get(flippedShape, f32);
@@ -191,19 +235,13 @@ LogicalResult mlir::qtrain::differentiateConvolution(ReverseMode &rm,
   auto dil = b.getI64VectorAttr({dilations[0], dilations[1]});
   Value dxInit = rm.zeros(loc, xType);
   SmallVector<Value> ins = {padded, flipped}, outs = {dxInit};
-  Operation *dxOp;
-  if (isa<linalg::Conv2DNchwFchwOp>(op))
-    dxOp = linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{xType}, ins, outs,
-                                            one, dil);
-  else if (isa<linalg::Conv2DNhwcHwcfOp>(op))
-    dxOp = linalg::Conv2DNhwcHwcfOp::create(b, loc, TypeRange{xType}, ins, outs,
-                                            one, dil);
-  else if (isa<linalg::DepthwiseConv2DNchwChwOp>(op))
-    dxOp = linalg::DepthwiseConv2DNchwChwOp::create(b, loc, TypeRange{xType},
-                                                    ins, outs, one, dil);
-  else
-    dxOp = linalg::DepthwiseConv2DNhwcHwcOp::create(b, loc, TypeRange{xType},
-                                                    ins, outs, one, dil);
+  Operation *dxOp =
+      createLike<linalg::Conv2DNchwFchwOp, linalg::Conv2DNhwcHwcfOp,
+                 linalg::Conv2DNhwcFhwcOp, linalg::Conv2DNgchwGfchwOp,
+                 linalg::Conv2DNgchwFgchwOp, linalg::Conv2DNhwgcGfhwcOp,
+                 linalg::DepthwiseConv2DNchwChwOp,
+                 linalg::DepthwiseConv2DNhwcHwcOp>(b, loc, op, xType, ins, outs,
+                                                   one, dil);
   Value dx = dxOp->getResult(0);
   rm.accumulate(x, dx);
   return success();

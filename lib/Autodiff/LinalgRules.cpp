@@ -7,7 +7,8 @@
 // ops, multiplies by the result's adjoint and sums over the loops the operand
 // does not index. Elementwise ops, broadcasts, transposes, reductions, matmul
 // in every transposed or batched form, and the weight gradient of a
-// convolution are all instances.
+// convolution are all instances. A table the body gathers from with
+// tensor.extract (an embedding) gets a scatter-add built the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::qtrain;
@@ -170,6 +173,42 @@ LogicalResult TangentBuilder::visit(Operation *op) {
   } else if (isa<math::RsqrtOp>(op)) {
     Value mhalf = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, -0.5));
     d = mul(mul(mhalf, mul(r, mul(r, r))), t(0));
+  } else if (isa<math::ErfOp>(op)) {
+    // erf'(x) = 2 / sqrt(pi) * exp(-x^2).
+    Value x = p(op->getOperand(0));
+    Value c = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(type, 1.1283791670955126));
+    Value e =
+        math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, mul(x, x)));
+    d = mul(mul(c, e), t(0));
+  } else if (auto pow = dyn_cast<math::PowFOp>(op)) {
+    // d(x^y) = y x^(y-1) dx + x^y ln(x) dy.
+    Value x = p(pow.getLhs()), y = p(pow.getRhs());
+    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+    Value lower =
+        math::PowFOp::create(b, loc, x, arith::SubFOp::create(b, loc, y, one));
+    d = sum(scale(t0, mul(y, lower)),
+            scale(t1, mul(r, math::LogOp::create(b, loc, x))));
+  } else if (auto powi = dyn_cast<math::FPowIOp>(op)) {
+    // d(x^n) = n x^(n-1) dx.
+    Value n = p(powi.getRhs());
+    Value one =
+        arith::ConstantOp::create(b, loc, b.getIntegerAttr(n.getType(), 1));
+    Value lower = math::FPowIOp::create(b, loc, p(powi.getLhs()),
+                                        arith::SubIOp::create(b, loc, n, one));
+    d = mul(mul(arith::SIToFPOp::create(b, loc, type, n), lower), t(0));
+  } else if (isa<math::Log1pOp>(op)) {
+    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+    d = arith::DivFOp::create(b, loc, t(0), add(one, p(op->getOperand(0))));
+  } else if (isa<math::Log2Op>(op)) {
+    Value ln2 = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, M_LN2));
+    d = arith::DivFOp::create(b, loc, t(0), mul(ln2, p(op->getOperand(0))));
+  } else if (isa<math::Exp2Op>(op)) {
+    Value ln2 = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, M_LN2));
+    d = mul(mul(r, ln2), t(0));
+  } else if (isa<math::ExpM1Op>(op)) {
+    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+    d = mul(add(r, one), t(0));
   } else if (isa<math::AbsFOp>(op)) {
     Value x = p(op->getOperand(0));
     Value neg =
@@ -483,6 +522,144 @@ LogicalResult mlir::qtrain::differentiateLinalgOperand(ReverseMode &rm,
   return success();
 }
 
+/// The gradient of a table that `op`'s body reads with `extract` (an
+/// embedding lookup: `tensor.extract %table[%row, %j]` with %row cast from an
+/// integer input): a scatter-add of the term's derivative times the adjoint
+/// into a zero table. A table index that is a loop's `linalg.index` (the
+/// embedding column) becomes that loop of the gradient op; every other index
+/// gets a new loop over the table dimension, and a position of the forward
+/// iteration space contributes where the computed index equals it. The
+/// forward loops the table does not follow are reductions, so the sum over
+/// the tokens is one ordered loop in every thread split (the parallelize
+/// pass only splits parallel loops): the result does not depend on the
+/// thread count.
+static LogicalResult differentiateGather(ReverseMode &rm, linalg::LinalgOp op,
+                                         tensor::ExtractOp extract) {
+  auto tableType = dyn_cast<RankedTensorType>(extract.getTensor().getType());
+  if (!tableType || !tableType.hasStaticShape())
+    return op->emitError("'") << op->getName()
+                              << "' is not supported by qtrain: a gather "
+                                 "from a dynamically shaped table";
+  FailureOr<BodyInfo> info = analyzeBody(op);
+  if (failed(info))
+    return failure();
+  if (info->combiner == Combiner::Max || info->combiner == Combiner::Min)
+    return op->emitError("'")
+           << op->getName()
+           << "' is not supported by qtrain: a max/min reduction of gathered "
+              "values";
+  Block *body = op.getBlock();
+  if (!dependsOn(body, extract.getResult(), info->term))
+    return success();
+  OpBuilder &b = rm.getBuilder();
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+
+  // Each table dimension: a forward loop, or a new loop compared with the
+  // computed index.
+  SmallVector<AffineExpr> tableExprs;
+  SmallVector<Value> computed;
+  llvm::BitVector used(numLoops);
+  for (auto [dim, index] : llvm::enumerate(extract.getIndices())) {
+    auto loopIndex = index.getDefiningOp<linalg::IndexOp>();
+    if (loopIndex && loopIndex->getBlock() == body &&
+        !used.test(loopIndex.getDim()) &&
+        ranges[loopIndex.getDim()] == tableType.getDimSize(dim)) {
+      used.set(loopIndex.getDim());
+      tableExprs.push_back(getAffineDimExpr(loopIndex.getDim(), ctx));
+      continue;
+    }
+    tableExprs.push_back(getAffineDimExpr(numLoops + computed.size(), ctx));
+    computed.push_back(index);
+  }
+  unsigned totalLoops = numLoops + computed.size();
+  auto widen = [&](AffineMap map) {
+    return AffineMap::get(totalLoops, 0, map.getResults(), ctx);
+  };
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    inputs.push_back(in->get());
+    maps.push_back(widen(op.getMatchingIndexingMap(in)));
+  }
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  BlockArgument acc = op.getMatchingBlockArgument(init);
+  bool readsAcc = info->combiner == Combiner::None && !acc.use_empty();
+  if (readsAcc) {
+    inputs.push_back(init->get());
+    maps.push_back(widen(outMap));
+  }
+  inputs.push_back(rm.getAdjoint(op->getResult(0)));
+  maps.push_back(widen(outMap));
+  maps.push_back(AffineMap::get(totalLoops, 0, tableExprs, ctx));
+  SmallVector<utils::IteratorType> iterators(totalLoops,
+                                             utils::IteratorType::reduction);
+  for (AffineExpr e : tableExprs)
+    iterators[cast<AffineDimExpr>(e).getPosition()] =
+        utils::IteratorType::parallel;
+
+  LogicalResult status = success();
+  bool zeroDerivative = false;
+  Operation *combiner =
+      info->combiner == Combiner::None
+          ? nullptr
+          : body->getTerminator()->getOperand(0).getDefiningOp();
+  auto grad = linalg::GenericOp::create(
+      b, loc, TypeRange{tableType}, inputs,
+      ValueRange{rm.zeros(loc, tableType)}, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        IRMapping primal;
+        unsigned next = 0;
+        for (BlockArgument a : op.getRegionInputArgs())
+          primal.map(a, args[next++]);
+        if (readsAcc)
+          primal.map(acc, args[next++]);
+        Value dy = args[next++];
+        Value gradAcc = args[next];
+        for (Operation &bodyOp : body->without_terminator())
+          if (&bodyOp != combiner)
+            nb.clone(bodyOp, primal);
+        TangentBuilder tangents(nb, nloc, primal);
+        tangents.seed(extract.getResult());
+        for (Operation &bodyOp : body->without_terminator())
+          if (&bodyOp != combiner && failed(tangents.visit(&bodyOp))) {
+            status = failure();
+            linalg::YieldOp::create(nb, nloc, gradAcc);
+            return;
+          }
+        Value t = tangents.get(info->term);
+        Type f = dy.getType();
+        Value zero =
+            arith::ConstantOp::create(nb, nloc, nb.getFloatAttr(f, 0.0));
+        if (!t) {
+          zeroDerivative = true;
+          t = zero;
+        }
+        Value contribution = arith::MulFOp::create(nb, nloc, t, dy);
+        for (auto [k, index] : llvm::enumerate(computed)) {
+          Value here = linalg::IndexOp::create(nb, nloc, numLoops + k);
+          Value hit =
+              arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
+                                    primal.lookupOrDefault(index), here);
+          contribution =
+              arith::SelectOp::create(nb, nloc, hit, contribution, zero);
+        }
+        linalg::YieldOp::create(
+            nb, nloc,
+            arith::AddFOp::create(nb, nloc, gradAcc, contribution).getResult());
+      });
+  if (failed(status) || zeroDerivative) {
+    grad->erase();
+    return status;
+  }
+  grad = dropUnusedInputs(b, grad);
+  rm.accumulate(extract.getTensor(), grad.getResult(0));
+  return success();
+}
+
 LogicalResult mlir::qtrain::differentiateLinalgOp(ReverseMode &rm,
                                                   Operation *op) {
   auto linalgOp = cast<linalg::LinalgOp>(op);
@@ -496,5 +673,32 @@ LogicalResult mlir::qtrain::differentiateLinalgOp(ReverseMode &rm,
     if (failed(differentiateLinalgOperand(rm, linalgOp, operand)))
       return failure();
   }
-  return success();
+  // Values the body reads from above: a varied table read by tensor.extract
+  // is a gather; any other use has no rule.
+  Block *body = linalgOp.getBlock();
+  WalkResult walk =
+      op->walk([&](Operation *inner) {
+        if (inner == op)
+          return WalkResult::advance();
+        for (Value v : inner->getOperands()) {
+          if (!rm.isVaried(v) || v.getParentBlock() == body ||
+              op->isProperAncestor(v.getParentBlock()->getParentOp()))
+            continue;
+          auto extract = dyn_cast<tensor::ExtractOp>(inner);
+          if (!extract || v != extract.getTensor() ||
+              inner->getBlock() != body) {
+            op->emitError("'")
+                << op->getName()
+                << "' is not supported by qtrain: its body reads a value that "
+                   "depends on a parameter from above other than a table read "
+                   "by tensor.extract ('"
+                << inner->getName() << "')";
+            return WalkResult::interrupt();
+          }
+          if (failed(differentiateGather(rm, linalgOp, extract)))
+            return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+  return failure(walk.wasInterrupted());
 }

@@ -13,21 +13,34 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 #include <cmath>
 
 using namespace mlir;
 using namespace mlir::qtrain;
 
+/// Whether `op` reads a value in `varied`: an operand, or a value its body
+/// uses from above (a linalg.generic gathering rows of an embedding table
+/// with tensor.extract reads the table that way).
+static bool readsVaried(Operation *op, const llvm::DenseSet<Value> &varied) {
+  if (llvm::any_of(op->getOperands(),
+                   [&](Value v) { return varied.contains(v); }))
+    return true;
+  if (op->getNumRegions() == 0)
+    return false;
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegions(), captured);
+  return llvm::any_of(captured, [&](Value v) { return varied.contains(v); });
+}
+
 ReverseMode::ReverseMode(OpBuilder &builder, Block &body, ArrayRef<Value> wrt)
     : builder(builder) {
   varied.insert(wrt.begin(), wrt.end());
   // Forward propagation of "depends on a parameter" in program order.
-  for (Operation &op : body) {
-    if (llvm::any_of(op.getOperands(),
-                     [&](Value v) { return varied.contains(v); }))
+  for (Operation &op : body)
+    if (readsVaried(&op, varied))
       varied.insert(op.getResults().begin(), op.getResults().end());
-  }
 }
 
 Value ReverseMode::zeros(Location loc, RankedTensorType type) {
@@ -85,9 +98,7 @@ LogicalResult ReverseMode::run(ArrayRef<Operation *> forwardOps) {
   for (Operation *op : llvm::reverse(forwardOps)) {
     bool hasAdjoint = llvm::any_of(
         op->getResults(), [&](Value r) { return adjoints.contains(r); });
-    bool hasVariedOperand = llvm::any_of(
-        op->getOperands(), [&](Value v) { return varied.contains(v); });
-    if (!hasAdjoint || !hasVariedOperand)
+    if (!hasAdjoint || !readsVaried(op, varied))
       continue;
     // Record what the rule of a quantized layer creates, to tag its products.
     struct Recorder : OpBuilder::Listener {
@@ -257,7 +268,7 @@ LogicalResult ReverseMode::differentiate(Operation *op) {
   if (isa<linalg::LinalgOp>(op))
     return differentiateLinalgOp(*this, op);
   if (isa<tensor::PadOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-          tensor::ExtractSliceOp, tensor::InsertSliceOp>(op))
+          tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp>(op))
     return differentiateTensorOp(*this, op);
 
   auto func = op->getParentOfType<func::FuncOp>();

@@ -2,7 +2,7 @@
 //
 // Padding, reshapes and slices move data without arithmetic: their adjoints
 // move the adjoint back (slice out the padding, reshape back, scatter a slice
-// into zeros).
+// into zeros, cut a concatenation's adjoint into its inputs' slices).
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,6 +94,26 @@ LogicalResult mlir::qtrain::differentiateTensorOp(ReverseMode &rm,
               b, loc, rm.zeros(loc, insert.getSourceType()), dY, ValueRange{},
               ValueRange{}, ValueRange{}, insert.getStaticOffsetsAttr(),
               insert.getStaticSizesAttr(), insert.getStaticStridesAttr()));
+    return success();
+  }
+  if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+    auto resultType = concat.getResultType();
+    if (!resultType.hasStaticShape())
+      return unsupported(op, "dynamic shapes in reverse mode");
+    // Each input's gradient is its slice of the adjoint along the dimension.
+    unsigned rank = resultType.getRank();
+    SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+    for (Value input : concat.getInputs()) {
+      auto inputType = cast<RankedTensorType>(input.getType());
+      if (rm.isVaried(input))
+        rm.accumulate(input,
+                      tensor::ExtractSliceOp::create(
+                          b, loc, inputType, dY, ValueRange{}, ValueRange{},
+                          ValueRange{}, b.getDenseI64ArrayAttr(offsets),
+                          b.getDenseI64ArrayAttr(inputType.getShape()),
+                          b.getDenseI64ArrayAttr(strides)));
+      offsets[concat.getDim()] += inputType.getDimSize(concat.getDim());
+    }
     return success();
   }
   return unsupported(op, "no reverse-mode rule");

@@ -84,7 +84,11 @@ static bool isAlias(Operation *op) {
 static search::ModuleKind kindOf(Operation *op) {
   if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
     return search::ModuleKind::Linear;
-  if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNhwcHwcfOp>(op))
+  if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNhwcHwcfOp,
+          linalg::Conv2DNhwcFhwcOp, linalg::Conv2DNgchwGfchwOp,
+          linalg::Conv2DNgchwFgchwOp, linalg::Conv2DNhwgcGfhwcOp,
+          linalg::DepthwiseConv2DNchwChwOp, linalg::DepthwiseConv2DNhwcHwcOp>(
+          op))
     return search::ModuleKind::Conv;
   return search::ModuleKind::Other;
 }

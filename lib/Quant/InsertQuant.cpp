@@ -67,7 +67,10 @@ struct InsertQuantPass
 
 static bool isLayer(Operation *op) {
   return isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp,
-             linalg::Conv2DNhwcHwcfOp>(op);
+             linalg::Conv2DNhwcHwcfOp, linalg::Conv2DNhwcFhwcOp,
+             linalg::Conv2DNgchwGfchwOp, linalg::Conv2DNgchwFgchwOp,
+             linalg::Conv2DNhwgcGfhwcOp, linalg::DepthwiseConv2DNchwChwOp,
+             linalg::DepthwiseConv2DNhwcHwcOp>(op);
 }
 
 static bool isParam(Value v) {
@@ -83,25 +86,41 @@ static bool isParam(Value v) {
 static std::optional<WeightSite> findWeight(linalg::LinalgOp layer,
                                             OpOperand &operand) {
   // The output channel is the loop dimension this operand shares with the
-  // result (f of a convolution, n of a matmul).
+  // result only (f of a convolution, also of a grouped one, n of a matmul),
+  // or, for a depthwise convolution, where every channel is its own group,
+  // the one it shares with both (c).
   AffineMap map = layer.getMatchingIndexingMap(&operand);
   AffineMap outMap = layer.getMatchingIndexingMap(layer.getDpsInitOperand(0));
-  std::optional<int64_t> axis;
+  std::optional<int64_t> axis, sharedAxis;
   AffineMap otherMap;
   for (OpOperand *in : layer.getDpsInputOperands())
     if (in != &operand)
       otherMap = layer.getMatchingIndexingMap(in);
   for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
     auto dim = dyn_cast<AffineDimExpr>(expr);
-    if (dim && outMap.isFunctionOfDim(dim.getPosition()) &&
-        !(otherMap && otherMap.isFunctionOfDim(dim.getPosition())))
+    if (!dim || !outMap.isFunctionOfDim(dim.getPosition()))
+      continue;
+    if (otherMap && otherMap.isFunctionOfDim(dim.getPosition()))
+      sharedAxis = pos;
+    else
       axis = pos;
   }
+  if (!axis &&
+      isa<linalg::DepthwiseConv2DNchwChwOp, linalg::DepthwiseConv2DNhwcHwcOp>(
+          layer.getOperation()))
+    axis = sharedAxis;
   if (!axis)
     return std::nullopt;
   DataMovementOptions transposes;
   transposes.pads = DataMovementOptions::Pads::None;
   QuantizedOperand traced = traceQuantizedOperand(operand.get(), transposes);
+  // torch-mlir splits a grouped convolution's [F, C/G, KH, KW] weight into
+  // [G, F/G, C/G, KH, KW] with an expand_shape: the expanded weight is
+  // quantized, at the convolution.
+  if (traced.chain.empty())
+    if (auto expand = operand.get().getDefiningOp<tensor::ExpandShapeOp>();
+        expand && isParam(expand.getSrc()))
+      return WeightSite{&operand, *axis, FakeQuantOp()};
   int64_t sourceAxis = traced.sourcePosition(*axis);
   // A weight shared with an earlier layer (tied weights, or one transpose
   // feeding two layers) is quantized already.

@@ -60,10 +60,10 @@ func.func @forward(%w: tensor<2x2xf32> {qtrain.param}, %unused: tensor<3xf32> {q
 // -----
 
 // An op without a reverse-mode rule is named, with its function.
-func.func @forward(%w: tensor<2x2xf32> {qtrain.param}, %v: tensor<2x2xf32> {qtrain.param}) -> tensor<4x2xf32> {
-  // expected-error @+1 {{'tensor.concat' is not supported by qtrain-autodiff (in @train_step): it has no reverse-mode rule}}
-  %c = tensor.concat dim(0) %w, %v : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32>
-  return %c : tensor<4x2xf32>
+func.func @forward(%w: tensor<4x2xf32> {qtrain.param}, %i: tensor<2x1xindex>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{'tensor.gather' is not supported by qtrain-autodiff (in @train_step): it has no reverse-mode rule}}
+  %c = tensor.gather %w[%i] gather_dims([0]) unique : (tensor<4x2xf32>, tensor<2x1xindex>) -> tensor<2x2xf32>
+  return %c : tensor<2x2xf32>
 }
 
 // -----

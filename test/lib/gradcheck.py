@@ -2,6 +2,7 @@
 """Checks a compiled training step's gradients against central differences.
 
 usage: gradcheck.py STEP.so STEP.mlir [--samples N] [--eps E] [--tol T] [--seed S]
+                    [--index-bound K]
 
 STEP.mlir is the output of qtrain-autodiff (its @train_step signature tells
 the argument layout); STEP.so is the same module lowered with bare-pointer
@@ -9,7 +10,8 @@ memrefs and results as out-parameters. With lr = 1, momentum = 0 and
 weight decay = 0 the step returns p - grad, so grad = p - p'. For N random
 coordinates of every parameter the script compares grad with
 (loss(p + e) - loss(p - e)) / 2e and fails (exit 1) if a relative error
-exceeds T. Plain Python and ctypes: no numpy needed.
+exceeds T. Integer (i64) inputs, such as token ids, are drawn from [0, K).
+Plain Python and ctypes: no numpy needed.
 """
 
 import argparse
@@ -60,6 +62,7 @@ def main():
     ap.add_argument("--eps", type=float, default=1e-6)
     ap.add_argument("--tol", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--index-bound", type=int, default=2)
     opts = ap.parse_args()
     rng = random.Random(opts.seed)
 
@@ -87,7 +90,12 @@ def main():
         bound = 1.0 / math.sqrt(fan_in)
         values.append(make(specs[k], lambda: rng.uniform(-bound, bound)))
     buffers = [make(specs[params + k], lambda: 0.0) for k in range(params)]
-    inputs = [make(specs[2 * params + i], lambda: rng.uniform(-1.0, 1.0))
+    def input_fill(spec):
+        if spec[1] == "i64":
+            return lambda: rng.randrange(opts.index_bound)
+        return lambda: rng.uniform(-1.0, 1.0)
+
+    inputs = [make(specs[2 * params + i], input_fill(specs[2 * params + i]))
               for i in range(num_inputs)]
     if label_spec[1] == "i64":
         logits = re.search(r"func\.func @eval_step\(.*?\)\s*->\s*tensor<(\d+)x(\d+)x",

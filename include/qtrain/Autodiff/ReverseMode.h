@@ -74,11 +74,13 @@ private:
 /// reductions, matmul and its transposed and batched forms): the derivative
 /// is derived from the scalar body.
 LogicalResult differentiateLinalgOp(ReverseMode &rm, Operation *op);
-/// Convolutions (conv_2d_nchw_fchw, conv_2d_nhwc_hwcf, depthwise).
+/// Convolutions (conv_2d_nchw_fchw, conv_2d_nhwc_hwcf, conv_2d_nhwc_fhwc,
+/// grouped, depthwise).
 LogicalResult differentiateConvolution(ReverseMode &rm, Operation *op);
 /// Max and sum pooling (nchw, nhwc).
 LogicalResult differentiatePooling(ReverseMode &rm, Operation *op);
-/// tensor.pad, expand_shape, collapse_shape, extract_slice, insert_slice.
+/// tensor.pad, expand_shape, collapse_shape, extract_slice, insert_slice,
+/// concat.
 LogicalResult differentiateTensorOp(ReverseMode &rm, Operation *op);
 
 /// Whether a rule family handles `op`.
