@@ -299,6 +299,12 @@ Options qtrain::run::parseOptions(int argc, char **argv) {
   if (o.data != "fashion-mnist" && o.dataDir.empty())
     die("--data=" + o.data + " needs --data-dir=DIR, the dataset's directory",
         2);
+  // Fashion-MNIST's default for the other would be wrong for any other
+  // dataset.
+  if (o.data != "fashion-mnist" && o.data != "mnist-format" &&
+      o.meanGiven != o.stdGiven)
+    die("--data=" + o.data + ": give both --mean and --std (or --normalize)",
+        2);
   if (!o.normalize.empty()) {
     if (o.meanGiven || o.stdGiven)
       die("--normalize and --mean/--std both set the normalization; give one",
