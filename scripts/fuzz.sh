@@ -12,7 +12,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-60}
 shift || true
 harnesses=("$@")
-((${#harnesses[@]})) || harnesses=(manifest schedule checkpoint idx)
+((${#harnesses[@]})) || harnesses=(manifest schedule checkpoint idx npy)
 dir=${FUZZ_DIR:-$root/build-fuzz}
 min_runs=${MIN_RUNS:-10000}
 

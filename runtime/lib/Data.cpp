@@ -1,4 +1,4 @@
-//===- Data.cpp - Image classification datasets in IDX files --------------===//
+//===- Data.cpp - Image classification datasets, and IDX files -----------===//
 //
 // Part of the qtrain project.
 //
@@ -26,10 +26,18 @@ bool exists(const std::string &path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
+uint32_t bigEndian(const uint8_t *p) {
+  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) |
+         (uint32_t(p[2]) << 8) | uint32_t(p[3]);
+}
+
+} // namespace
+
 /// Reads the whole file, inflating it when it is gzip (zlib detects it).
 /// Like every file the runtime reads, it must be a regular file (File.h):
 /// a FIFO in its place would block the read forever.
-Status readAll(const std::string &path, std::vector<uint8_t> &out) {
+Status qtrain::rt::detail::readAll(const std::string &path,
+                                   std::vector<uint8_t> &out) {
   int fd;
   if (Status s = openRegularFile(path, fd); s.failed())
     return s;
@@ -51,10 +59,10 @@ Status readAll(const std::string &path, std::vector<uint8_t> &out) {
     if (n == 0)
       break;
     out.insert(out.end(), chunk, chunk + n);
-    // Guard against absurd inputs: the largest MNIST-like file is ~50 MB.
+    // Guard against absurd inputs: CIFAR-10's largest file is ~30 MB.
     if (out.size() > (size_t(1) << 32)) {
       gzclose(file);
-      return Status::error(path + ": larger than 4 GiB, not an IDX file");
+      return Status::error(path + ": larger than 4 GiB, not a dataset file");
     }
   }
   int status = gzclose(file);
@@ -63,12 +71,58 @@ Status readAll(const std::string &path, std::vector<uint8_t> &out) {
   return Status::success();
 }
 
-uint32_t bigEndian(const uint8_t *p) {
-  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) |
-         (uint32_t(p[2]) << 8) | uint32_t(p[3]);
+Status qtrain::rt::detail::checkDirectory(const std::string &dir,
+                                          const std::string &what) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    return Status::error(dir +
+                         ": not a directory (give --data-dir the folder "
+                         "of " +
+                         what + ")");
+  if (::stat(dir.c_str(), &st) != 0)
+    return Status::error(
+        dir + ": no such directory" +
+        (dir == kFashionMnistDir
+             ? std::string(" (install the Debian package "
+                           "dataset-fashion-mnist, or pass --data-dir)")
+             : std::string()));
+  return Status::success();
 }
 
-} // namespace
+void qtrain::rt::detail::countClasses(Dataset &d) {
+  int32_t maxLabel = 0;
+  for (int32_t label : d.labels)
+    maxLabel = std::max(maxLabel, label);
+  d.classes = int(maxLabel) + 1;
+}
+
+void Dataset::truncate(int64_t n) {
+  count = n;
+  size_t elements = size_t(n * sampleSize());
+  if (isFloat)
+    values.resize(elements);
+  else
+    pixels.resize(elements);
+  labels.resize(size_t(n));
+}
+
+Status qtrain::rt::loadSplit(const DataSource &source, const std::string &split,
+                             Dataset &out) {
+  if (split != "train" && split != "test")
+    return Status::error("unknown split '" + split +
+                         "' (expected train or test)");
+  switch (source.format) {
+  case DataFormat::Idx:
+    return loadDataset(source.dir, split, out);
+  case DataFormat::Cifar10:
+    return loadCifar(source.dir, split, false, false, out);
+  case DataFormat::Cifar100:
+    return loadCifar(source.dir, split, true, source.coarseLabels, out);
+  case DataFormat::Npy:
+    return loadNpy(source.dir, split, out);
+  }
+  return Status::error("unknown data format");
+}
 
 Status qtrain::rt::readIdx(const std::string &path, int rank,
                            std::vector<int64_t> &dims,
@@ -79,7 +133,7 @@ Status qtrain::rt::readIdx(const std::string &path, int rank,
   if (!exists(file))
     return Status::error(path + "[.gz]: no such file");
   std::vector<uint8_t> bytes;
-  if (Status s = readAll(file, bytes); s.failed())
+  if (Status s = detail::readAll(file, bytes); s.failed())
     return s;
   size_t header = 4 + 4 * size_t(rank);
   if (bytes.size() < header)
@@ -117,24 +171,16 @@ Status qtrain::rt::loadDataset(const std::string &dir, const std::string &split,
   if (split != "train" && split != "test")
     return Status::error("unknown split '" + split +
                          "' (expected train or test)");
-  struct stat st;
-  if (::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
-    return Status::error(dir + ": not a directory (give --data-dir the folder "
-                               "of the IDX files)");
-  if (::stat(dir.c_str(), &st) != 0)
-    return Status::error(
-        dir + ": no such directory" +
-        (dir == kFashionMnistDir
-             ? std::string(" (install the Debian package "
-                           "dataset-fashion-mnist, or pass --data-dir)")
-             : std::string()));
+  if (Status s = detail::checkDirectory(dir, "the IDX files"); s.failed())
+    return s;
   std::string prefix = dir + "/" + (split == "train" ? "train" : "t10k");
   std::vector<int64_t> imageDims, labelDims;
   Dataset d;
+  std::vector<uint8_t> labels;
   if (Status s = readIdx(prefix + "-images-idx3-ubyte", 3, imageDims, d.pixels);
       s.failed())
     return s;
-  if (Status s = readIdx(prefix + "-labels-idx1-ubyte", 1, labelDims, d.labels);
+  if (Status s = readIdx(prefix + "-labels-idx1-ubyte", 1, labelDims, labels);
       s.failed())
     return s;
   if (imageDims[0] != labelDims[0])
@@ -144,39 +190,10 @@ Status qtrain::rt::loadDataset(const std::string &dir, const std::string &split,
   d.count = imageDims[0];
   d.rows = imageDims[1];
   d.cols = imageDims[2];
-  int maxLabel = 0;
-  for (uint8_t label : d.labels)
-    maxLabel = std::max<int>(maxLabel, label);
-  d.classes = maxLabel + 1;
+  d.labels.assign(labels.begin(), labels.end());
+  detail::countClasses(d);
   out = std::move(d);
   return Status::success();
-}
-
-void qtrain::rt::normalizeBatch(const Dataset &data, const int64_t *indices,
-                                size_t count, float mean, float std,
-                                float *out) {
-  // One table for the 256 pixel values, each computed in fp32 as stated.
-  float table[256];
-  for (int v = 0; v < 256; ++v) {
-    float unit = float(v) / 255.0f;
-    table[v] = (unit - mean) / std;
-  }
-  size_t pixels = size_t(data.rows * data.cols);
-  for (size_t i = 0; i < count; ++i) {
-    const uint8_t *src = &data.pixels[size_t(indices[i]) * pixels];
-    for (size_t p = 0; p < pixels; ++p)
-      out[i * pixels + p] = table[src[p]];
-  }
-}
-
-void qtrain::rt::fillBatch(const Dataset &data,
-                           const std::vector<int64_t> &order, int64_t pos,
-                           int64_t batch, float mean, float std, float *x,
-                           int64_t *labels) {
-  const int64_t *indices = &order[size_t(pos * batch)];
-  normalizeBatch(data, indices, size_t(batch), mean, std, x);
-  for (int64_t i = 0; i < batch; ++i)
-    labels[i] = data.labels[size_t(indices[i])];
 }
 
 std::vector<int64_t> qtrain::rt::shuffleOrder(uint64_t seed, int64_t epoch,

@@ -46,8 +46,8 @@ Status qtrain::rt::measureRange(Trainer &trainer, int bits,
                                 const RangeTestOptions &options,
                                 RangePoint &point) {
   const Manifest &m = trainer.getBundle().getManifest();
-  int64_t batch = m.batch, pixels = train.rows * train.cols;
-  std::vector<float> x(static_cast<size_t>(batch * pixels)),
+  int64_t batch = m.batch;
+  std::vector<float> x(static_cast<size_t>(batch * options.input.sampleSize())),
       logits(size_t(batch * m.classes));
   std::vector<int64_t> labels(static_cast<size_t>(batch));
   int64_t perEpoch = train.count / batch;
@@ -59,7 +59,7 @@ Status qtrain::rt::measureRange(Trainer &trainer, int bits,
     int64_t epoch = step / perEpoch, pos = step % perEpoch;
     if (pos == 0)
       order = shuffleOrder(options.seed, epoch, train.count);
-    fillBatch(train, order, pos, batch, options.mean, options.std, x.data(),
+    fillBatch(train, order, pos, batch, step, options.input, x.data(),
               labels.data());
     bool first = step < options.window;
     bool last = step >= options.steps - options.window;

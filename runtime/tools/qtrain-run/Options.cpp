@@ -8,6 +8,8 @@
 
 #include "Fatal.h"
 
+#include "qtrain/runtime/Batch.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -20,16 +22,37 @@ namespace {
 
 const char *const kUsage = R"(usage: qtrain-run BUNDLE [options]
 
-Trains a bundle made by qtrain-compile on an MNIST-format dataset and
-evaluates it on the test set after every epoch (docs/run.md).
+Trains a bundle made by qtrain-compile on an image classification dataset
+and evaluates it on the test set after every epoch (docs/run.md).
 
 data:
-  --data=fashion-mnist      the dataset (default; Debian package
-                            dataset-fashion-mnist)
-  --data-dir=DIR            any directory of MNIST-format IDX files
-                            (train-images-idx3-ubyte[.gz], ...)
-  --mean=F --std=F          input normalization (default Fashion-MNIST's
-                            0.2860, 0.3530)
+  --data=FORMAT             the dataset's format (default fashion-mnist):
+      fashion-mnist           IDX files; the Debian package
+                              dataset-fashion-mnist, or --data-dir
+      mnist-format            IDX files in --data-dir
+                              (train-images-idx3-ubyte[.gz], ...)
+      cifar10                 CIFAR-10 binary version in --data-dir:
+                              data_batch_1.bin .. data_batch_5.bin,
+                              test_batch.bin
+      cifar100                CIFAR-100 binary version in --data-dir:
+                              train.bin, test.bin
+      npy                     --data-dir holding train_x.npy, train_y.npy,
+                              test_x.npy, test_y.npy: x is N x C x H x W
+                              (or N x H x W) |u1 or <f4, y is |u1, <i4 or
+                              <i8 labels
+  --data-dir=DIR            the dataset's directory
+  --cifar100-labels=fine|coarse  CIFAR-100's 100 fine (default) or 20
+                            coarse classes
+  --normalize=M0,M1,M2/S0,S1,S2|none   per-channel x = (v - mean) / std,
+                            v = pixel / 255 for u8 data (default: CIFAR's
+                            usual statistics, Fashion-MNIST's for IDX, none
+                            for npy)
+  --mean=F --std=F          one mean and std for every channel (default
+                            for IDX: Fashion-MNIST's 0.2860, 0.3530)
+  --augment=crop-flip|none  training batches: random crop with 4-pixel zero
+                            padding and horizontal flip, seeded by --seed
+                            (default crop-flip for cifar10/cifar100, none
+                            otherwise)
   --train-limit=N           use the first N training samples only
   --test-limit=N            evaluate on the first N test samples only
 training:
@@ -92,9 +115,6 @@ range test:
   --range-test-window=N     steps averaged at each end (default 50)
   --range-test-threshold=F  accuracy gain that counts (default 0.10)
 )";
-
-/// What this run created of its output (the folder and the logs), while
-/// no step of it is logged: an error then (a flag value found bad only at
 
 bool startsWith(const std::string &s, const char *prefix) {
   return s.compare(0, std::strlen(prefix), prefix) == 0;
@@ -180,10 +200,18 @@ Options qtrain::run::parseOptions(int argc, char **argv) {
       o.data = need();
     else if (flag == "--data-dir")
       o.dataDir = need();
-    else if (flag == "--mean")
+    else if (flag == "--mean") {
       o.mean = float(parseFloat(flag, need()));
-    else if (flag == "--std")
+      o.meanGiven = true;
+    } else if (flag == "--std") {
       o.std = float(parseFloat(flag, need()));
+      o.stdGiven = true;
+    } else if (flag == "--normalize")
+      o.normalize = need();
+    else if (flag == "--augment")
+      o.augment = need();
+    else if (flag == "--cifar100-labels")
+      o.cifar100Labels = need();
     else if (flag == "--train-limit")
       o.trainLimit = parseInt(flag, need(), 1, kMax);
     else if (flag == "--test-limit")
@@ -262,6 +290,36 @@ Options qtrain::run::parseOptions(int argc, char **argv) {
     (void)parseInt("--eval-bits", o.evalBits, 0, 16);
   if (!(o.std > 0))
     die("--std must be positive", 2);
+  if (o.data != "fashion-mnist" && o.data != "mnist-format" &&
+      o.data != "cifar10" && o.data != "cifar100" && o.data != "npy")
+    die("--data: unknown dataset format '" + o.data +
+            "' (expected fashion-mnist, mnist-format, cifar10, cifar100 or "
+            "npy)",
+        2);
+  if (o.data != "fashion-mnist" && o.dataDir.empty())
+    die("--data=" + o.data + " needs --data-dir=DIR, the dataset's directory",
+        2);
+  // Fashion-MNIST's default for the other would be wrong for any other
+  // dataset.
+  if (o.data != "fashion-mnist" && o.data != "mnist-format" &&
+      o.meanGiven != o.stdGiven)
+    die("--data=" + o.data + ": give both --mean and --std (or --normalize)",
+        2);
+  if (!o.normalize.empty()) {
+    if (o.meanGiven || o.stdGiven)
+      die("--normalize and --mean/--std both set the normalization; give one",
+          2);
+    qtrain::rt::Normalization n;
+    if (qtrain::rt::Status s = qtrain::rt::parseNormalization(o.normalize, n);
+        s.failed())
+      die("--normalize: " + s.message(), 2);
+  }
+  if (!o.augment.empty() && o.augment != "crop-flip" && o.augment != "none")
+    die("--augment: expected crop-flip or none, got '" + o.augment + "'", 2);
+  if (o.cifar100Labels != "fine" && o.cifar100Labels != "coarse")
+    die("--cifar100-labels: expected fine or coarse, got '" + o.cifar100Labels +
+            "'",
+        2);
   if (o.rangeWindow * 2 > o.rangeSteps)
     die("--range-test-window must be at most half of --range-test-steps", 2);
   return o;

@@ -27,8 +27,15 @@ struct Options {
   std::string bundle;
   std::string data = "fashion-mnist";
   std::string dataDir;
+  /// --mean/--std (one value for every channel), or --normalize; neither
+  /// given: the dataset's default (RunData.h).
   float mean = qtrain::rt::kFashionMnistMean,
         std = qtrain::rt::kFashionMnistStd;
+  bool meanGiven = false, stdGiven = false;
+  std::string normalize;
+  /// "crop-flip", "none", or empty: the dataset's default.
+  std::string augment;
+  std::string cifar100Labels = "fine";
   int64_t trainLimit = 0, testLimit = 0;
   int64_t epochs = 5, batch = 0;
   float lr = 0.05f, momentum = 0.9f, weightDecay = 5e-4f;

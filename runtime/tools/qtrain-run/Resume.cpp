@@ -31,8 +31,8 @@ json qtrain::run::runConfig(const Options &o, const rt::Manifest &m,
                  {"train_samples", d.train.count},
                  {"test_samples", d.test.count},
                  {"eval_bits", evalBits},
-                 {"mean", o.mean},
-                 {"std", o.std},
+                 {"data_format", d.formatName},
+                 {"augment", d.input.augment ? "crop-flip" : "none"},
                  {"epochs", o.epochs},
                  {"total_steps", totalSteps},
                  {"seed", o.seed},
@@ -42,6 +42,16 @@ json qtrain::run::runConfig(const Options &o, const rt::Manifest &m,
                  {"promotion_threshold", o.promotionThreshold},
                  {"schedule", schedule},
                  {"grad_schedule", gradSchedule}};
+  // One value for every channel is recorded as a number, as before there
+  // were per-channel statistics; none is mean 0, std 1 (the same inputs).
+  const rt::Normalization &n = d.normalization;
+  if (n.mean.size() <= 1) {
+    config["mean"] = n.mean.empty() ? 0.0f : n.mean[0];
+    config["std"] = n.std.empty() ? 1.0f : n.std[0];
+  } else {
+    config["mean"] = n.mean;
+    config["std"] = n.std;
+  }
   // The initial loss scale of bundles with loss scaling (the scale itself
   // is state, in the checkpoint; a resumed run asking for another start
   // would silently not get it).
@@ -69,11 +79,13 @@ std::string settingOf(const std::string &key) {
       {"bundle_batch", "the bundle"},
       {"parameters", "the bundle"},
       {"data_dir", "--data or --data-dir"},
+      {"data_format", "--data or --cifar100-labels"},
+      {"augment", "--augment"},
       {"train_samples", "--train-limit or the data"},
       {"test_samples", "--test-limit or the data"},
       {"eval_bits", "--eval-bits"},
-      {"mean", "--mean"},
-      {"std", "--std"},
+      {"mean", "--mean or --normalize"},
+      {"std", "--std or --normalize"},
       {"epochs", "--epochs"},
       {"total_steps", "--epochs, --train-limit or the data"},
       {"seed", "--seed"},
@@ -91,6 +103,16 @@ std::string settingOf(const std::string &key) {
   return it == kSettings.end() ? "" : " (" + it->second + ")";
 }
 
+/// The entries runConfig() gained after checkpoints without them were
+/// written, with the value those runs had: such a checkpoint resumes when
+/// the run sets them so.
+const json *addedLater(const std::string &key) {
+  static const std::map<std::string, json> kDefaults = {{"data_format", "idx"},
+                                                        {"augment", "none"}};
+  auto it = kDefaults.find(key);
+  return it == kDefaults.end() ? nullptr : &it->second;
+}
+
 } // namespace
 
 std::vector<std::string> qtrain::run::configMismatches(const json &saved,
@@ -98,7 +120,14 @@ std::vector<std::string> qtrain::run::configMismatches(const json &saved,
   std::vector<std::string> out;
   for (auto it = now.begin(); it != now.end(); ++it) {
     auto other = saved.find(it.key());
-    if (other == saved.end())
+    const json *legacy = addedLater(it.key());
+    if (other == saved.end() && legacy && *legacy == it.value())
+      continue;
+    if (other == saved.end() && legacy)
+      out.push_back(it.key() + ": checkpoint " + legacy->dump() +
+                    " (from before the setting was recorded), now " +
+                    it.value().dump() + settingOf(it.key()));
+    else if (other == saved.end())
       out.push_back(it.key() + " (missing in the checkpoint)" +
                     settingOf(it.key()));
     else if (*other != it.value())

@@ -10,39 +10,72 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 using namespace qtrain::run;
 namespace rt = qtrain::rt;
 
+rt::Normalization qtrain::run::normalizationOf(const Options &o) {
+  rt::Normalization n;
+  if (!o.normalize.empty()) {
+    // Checked when the flags were parsed.
+    (void)rt::parseNormalization(o.normalize, n);
+    return n;
+  }
+  if (o.meanGiven || o.stdGiven || o.data == "fashion-mnist" ||
+      o.data == "mnist-format")
+    return {{o.mean}, {o.std}};
+  if (o.data == "cifar10")
+    return rt::cifar10Normalization();
+  if (o.data == "cifar100")
+    return rt::cifar100Normalization();
+  return n;
+}
+
 Data qtrain::run::loadData(const Options &o, const rt::Manifest &m) {
   Data d;
-  if (!o.dataDir.empty())
-    d.dir = o.dataDir;
-  else if (o.data == "fashion-mnist")
-    d.dir = rt::kFashionMnistDir;
-  else
-    die("--data: unknown dataset '" + o.data +
-            "' (fashion-mnist, or give --data-dir=DIR)",
-        2);
+  d.dir = o.dataDir.empty() ? std::string(rt::kFashionMnistDir) : o.dataDir;
+  d.source.dir = d.dir;
+  d.formatName = "idx";
+  if (o.data == "cifar10" || o.data == "cifar100") {
+    d.source.format = o.data == "cifar10" ? rt::DataFormat::Cifar10
+                                          : rt::DataFormat::Cifar100;
+    d.source.coarseLabels =
+        o.data == "cifar100" && o.cifar100Labels == "coarse";
+    d.formatName = d.source.coarseLabels ? "cifar100-coarse" : o.data;
+  } else if (o.data == "npy") {
+    d.source.format = rt::DataFormat::Npy;
+    d.formatName = "npy";
+  }
   for (auto [split, set] :
        {std::pair("train", &d.train), std::pair("test", &d.test)})
-    if (rt::Status s = rt::loadDataset(d.dir, split, *set); s.failed())
+    if (rt::Status s = rt::loadSplit(d.source, split, *set); s.failed())
       die(s.message());
-  auto limit = [](rt::Dataset &set, int64_t n) {
-    if (n <= 0 || n >= set.count)
-      return;
-    set.count = n;
-    set.pixels.resize(size_t(n * set.rows * set.cols));
-    set.labels.resize(size_t(n));
-  };
-  limit(d.train, o.trainLimit);
-  limit(d.test, o.testLimit);
-  int64_t pixels = d.train.rows * d.train.cols;
-  if (m.input.numel != m.batch * pixels || d.test.rows != d.train.rows ||
-      d.test.cols != d.train.cols)
-    die("the bundle takes " + std::to_string(m.input.numel / m.batch) +
-        " inputs per sample, the data has " + std::to_string(d.train.rows) +
-        "x" + std::to_string(d.train.cols) + " images");
+  if (o.trainLimit > 0 && o.trainLimit < d.train.count)
+    d.train.truncate(o.trainLimit);
+  if (o.testLimit > 0 && o.testLimit < d.test.count)
+    d.test.truncate(o.testLimit);
+  const rt::Dataset &a = d.train, &b = d.test;
+  if (a.channels != b.channels || a.rows != b.rows || a.cols != b.cols ||
+      a.isFloat != b.isFloat)
+    die("the training samples are " + std::to_string(a.channels) + "x" +
+        std::to_string(a.rows) + "x" + std::to_string(a.cols) +
+        (a.isFloat ? " fp32" : " u8") + " but the test samples " +
+        std::to_string(b.channels) + "x" + std::to_string(b.rows) + "x" +
+        std::to_string(b.cols) + (b.isFloat ? " fp32" : " u8"));
+  d.normalization = normalizationOf(o);
+  bool augment = o.augment.empty()
+                     ? d.source.format == rt::DataFormat::Cifar10 ||
+                           d.source.format == rt::DataFormat::Cifar100
+                     : o.augment == "crop-flip";
+  std::vector<std::string> notices;
+  if (rt::Status s =
+          rt::makeInputPipeline(d.train, m.input.shape, d.normalization,
+                                augment, o.seed, d.input, notices);
+      s.failed())
+    die(s.message());
+  for (const std::string &notice : notices)
+    std::fprintf(stderr, "qtrain-run: note: %s\n", notice.c_str());
   for (const rt::Dataset *set : {&d.train, &d.test})
     if (set->classes > m.classes)
       die("the data has labels up to " + std::to_string(set->classes - 1) +
@@ -55,11 +88,10 @@ Data qtrain::run::loadData(const Options &o, const rt::Manifest &m) {
 }
 
 EvalResult qtrain::run::evaluate(rt::Trainer &trainer, const rt::Dataset &test,
-                                 const Options &o, int bits) {
+                                 const rt::InputPipeline &input, int bits) {
   const rt::Manifest &m = trainer.getBundle().getManifest();
   int64_t batch = m.batch, classes = m.classes;
-  int64_t pixels = test.rows * test.cols;
-  std::vector<float> x(static_cast<size_t>(batch * pixels)),
+  std::vector<float> x(static_cast<size_t>(batch * input.sampleSize())),
       logits(size_t(batch * classes));
   std::vector<int64_t> indices(static_cast<size_t>(batch));
   int64_t correct = 0;
@@ -69,8 +101,7 @@ EvalResult qtrain::run::evaluate(rt::Trainer &trainer, const rt::Dataset &test,
     for (int64_t i = 0; i < n; ++i)
       indices[size_t(i)] = start + i;
     std::fill(x.begin(), x.end(), 0.0f);
-    rt::normalizeBatch(test, indices.data(), size_t(n), o.mean, o.std,
-                       x.data());
+    rt::fillSamples(test, indices.data(), size_t(n), input, x.data());
     if (rt::Status s = trainer.eval(x.data(), logits.data(), bits); s.failed())
       die("evaluation: " + s.message());
     for (int64_t i = 0; i < n; ++i) {

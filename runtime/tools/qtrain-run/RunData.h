@@ -16,6 +16,7 @@
 
 #include "Options.h"
 
+#include "qtrain/runtime/Batch.h"
 #include "qtrain/runtime/Bundle.h"
 #include "qtrain/runtime/Data.h"
 #include "qtrain/runtime/Trainer.h"
@@ -25,14 +26,29 @@
 
 namespace qtrain::run {
 
-/// The data of a run: the training and test splits, limited as asked.
+/// The data of a run: the training and test splits, limited as asked, and
+/// how their samples become the bundle's input.
 struct Data {
   rt::Dataset train, test;
+  rt::DataSource source;
   std::string dir;
+  /// The normalization as resolved (--normalize, --mean/--std or the
+  /// dataset's default; see normalizationOf()).
+  rt::Normalization normalization;
+  rt::InputPipeline input;
+  /// "idx", "cifar10", "cifar100", "cifar100-coarse" or "npy", as the
+  /// checkpoint records it.
+  std::string formatName;
 };
 
+/// The normalization of --normalize, else of --mean/--std, else the
+/// dataset's default: CIFAR-10's or CIFAR-100's per-channel statistics,
+/// Fashion-MNIST's for IDX data, none for npy.
+rt::Normalization normalizationOf(const Options &o);
+
 /// The splits that --data/--data-dir and the limits give, checked against
-/// bundle `m`; dies when they do not fit it.
+/// bundle `m`; prints a note per input convenience (Batch.h) and dies when
+/// they do not fit it.
 Data loadData(const Options &o, const rt::Manifest &m);
 
 /// Test-set accuracy and mean cross-entropy, in batches; the last batch is
@@ -43,10 +59,10 @@ struct EvalResult {
   int bits = 0;
 };
 
-/// Evaluates `trainer` on `test` at `bits` (or rt::kScheduleBits); dies
-/// when the bundle's evaluation fails.
+/// Evaluates `trainer` on `test` (through `input`, never augmented) at
+/// `bits` (or rt::kScheduleBits); dies when the bundle's evaluation fails.
 EvalResult evaluate(rt::Trainer &trainer, const rt::Dataset &test,
-                    const Options &o, int bits);
+                    const rt::InputPipeline &input, int bits);
 
 /// "NaN", "inf" or "-inf", for messages.
 std::string nonFiniteName(double value);

@@ -180,8 +180,7 @@ int qtrain::run::rangeTest(const Options &o,
   options.window = o.rangeWindow;
   options.threshold = o.rangeThreshold;
   options.seed = o.seed;
-  options.mean = o.mean;
-  options.std = o.std;
+  options.input = d.input;
   auto report = [](const rt::RangePoint &p, const rt::RangeDecision &sofar) {
     if (p.diverged())
       std::printf("%6d   diverged at step %lld: no gain\n", p.bits,

@@ -80,7 +80,7 @@ int qtrain::run::train(const Session &session) {
     int64_t epoch = step / stepsPerEpoch, pos = step % stepsPerEpoch;
     if (order.empty() || pos == 0 || step == start)
       order = rt::shuffleOrder(o.seed, epoch, data.train.count);
-    rt::fillBatch(data.train, order, pos, batch, o.mean, o.std, x.data(),
+    rt::fillBatch(data.train, order, pos, batch, step, data.input, x.data(),
                   labels.data());
     float loss = 0;
     float lossScale = trainer.getLossScale();
@@ -148,7 +148,7 @@ int qtrain::run::train(const Session &session) {
                     gradBits, rate);
 
     if ((step + 1) % stepsPerEpoch == 0) {
-      last = evaluate(trainer, data.test, o, evalBits);
+      last = evaluate(trainer, data.test, data.input, evalBits);
       if (!std::isfinite(last.loss)) {
         // Nothing of this epoch is saved: the last checkpoint stays the
         // last good one.

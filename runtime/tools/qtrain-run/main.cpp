@@ -6,9 +6,9 @@
 ///
 /// \file
 /// qtrain-run BUNDLE [options]: trains a bundle made by qtrain-compile on an
-/// MNIST-format dataset (Fashion-MNIST by default), evaluating on the test
-/// set every epoch, with progress, logs, plots and checkpoints
-/// (docs/run.md). Built on the runtime only: no LLVM.
+/// image dataset (Fashion-MNIST by default; IDX, CIFAR or npy files,
+/// Data.h), evaluating on the test set every epoch, with progress, logs,
+/// plots and checkpoints (docs/run.md). Built on the runtime only: no LLVM.
 ///
 /// main checks every flag before any output is created, then wires the
 /// parts: Options (the command line), RunData (data, evaluation, the
@@ -164,9 +164,14 @@ int main(int argc, char **argv) {
               "%lld\n",
               o.bundle.c_str(), (long long)m.parameters.size(),
               (long long)values, (long long)batch);
-  std::printf("  data %s: %lld training, %lld test samples; %lld steps per "
+  // IDX data without augmentation says what it always said.
+  std::string dataKind;
+  if (data.formatName != "idx" || data.input.augment)
+    dataKind = " (" + data.formatName +
+               (data.input.augment ? ", crop-flip augmentation" : "") + ")";
+  std::printf("  data %s%s: %lld training, %lld test samples; %lld steps per "
               "epoch, %lld epochs\n",
-              data.dir.c_str(), (long long)data.train.count,
+              data.dir.c_str(), dataKind.c_str(), (long long)data.train.count,
               (long long)data.test.count, (long long)stepsPerEpoch,
               (long long)o.epochs);
   std::printf("  schedule %s, backward %s; evaluation at %s; SGD lr %g "

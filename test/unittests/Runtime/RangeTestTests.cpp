@@ -134,6 +134,11 @@ RangeTestOptions toyOptions() {
   o.steps = 20;
   o.window = 4;
   o.threshold = -1;
+  std::vector<std::string> notices;
+  Status s = makeInputPipeline(toyData(), {8, 4},
+                               {{kFashionMnistMean}, {kFashionMnistStd}}, false,
+                               o.seed, o.input, notices);
+  EXPECT_TRUE(s.isOk()) << s.message();
   return o;
 }
 

@@ -25,6 +25,7 @@
 #ifndef QTRAIN_RUNTIME_RANGETEST_H
 #define QTRAIN_RUNTIME_RANGETEST_H
 
+#include "qtrain/runtime/Batch.h"
 #include "qtrain/runtime/Data.h"
 #include "qtrain/runtime/Schedule.h"
 #include "qtrain/runtime/Status.h"
@@ -46,9 +47,12 @@ struct RangeTestOptions {
   /// The gain in accuracy (a fraction, last window minus first) that
   /// counts.
   double threshold = 0.10;
-  /// The batch order's seed and the input normalization.
+  /// The batch order's seed.
   uint64_t seed = 1;
-  float mean = kFashionMnistMean, std = kFashionMnistStd;
+  /// How samples become inputs (normalization, fitting, augmentation; step
+  /// t of each precision's training draws its augmentation as training
+  /// step t would).
+  InputPipeline input;
 };
 
 /// What the test measured at one precision.
