@@ -174,6 +174,22 @@ void LiftParamsPass::runOnOperation() {
       llvm::any_of(llvm::seq(fn.getNumArguments()), [&](unsigned i) {
         return bool(fn.getArgAttr(i, kParamAttrName));
       });
+  // reinit: the parameters already present start afresh too.
+  for (unsigned i = 0, e = fn.getNumArguments(); reinit && i < e; ++i) {
+    if (!fn.getArgAttr(i, kParamAttrName) || !fn.getArgAttr(i, kInitAttrName))
+      continue;
+    FreshInit init = inferFreshInit(fn.getArgument(i));
+    fn.removeArgAttr(i, kInitAttrName);
+    fn.setArgAttr(i, kFreshInitAttrName, getFreshInitAttr(ctx, init));
+    remark::passed(fn.getArgument(i).getLoc(),
+                   remark::RemarkOpts::name("reinit")
+                       .category(getArgument())
+                       .function(fn.getSymName()))
+        << "parameter %arg" + std::to_string(i) + " initialized " +
+               stringifyFreshInitKind(init.kind).str() +
+               (init.fanIn ? " fan_in " + std::to_string(init.fanIn) : "") +
+               " instead of its qtrain.init (reinit): " + init.reason;
+  }
   if (lifted.empty()) {
     if (hasParams)
       return;

@@ -11,6 +11,33 @@
 
 include "mlir/Pass/PassBase.td"
 
+def StripExportPass : Pass<"qtrain-strip-export", "::mlir::ModuleOp"> {
+  let summary = "Remove what an exporter adds around the forward graph";
+  let description = [{
+    torch-mlir's exports carry `ml_program.global @global_seed`, which
+    nothing reads, and eval-mode exports `cf.assert`s on the model's mode;
+    TOSA and torch-mlir name the entry point `@main`. This pass, the first of
+    the front end, leaves the forward graph:
+
+    - an `ml_program.global` nothing uses is dropped; an immutable one with
+      a value that `ml_program.global_load` or `global_load_const` reads is
+      folded into an `arith.constant`; a mutable one that is read, or any
+      other use of a global, is an error (a step keeps no global state);
+    - a `cf.assert` whose condition folds to true is erased, one that folds
+      to false is an error quoting its message, and one whose condition is
+      not a constant is erased with a remark (a step cannot raise);
+    - without a function `@forward`, the module's one public function with
+      a body is renamed to it.
+
+    Each change is reported with a remark (docs/passes/strip-export.md).
+  }];
+  let options = [
+    Option<"forward", "forward", "std::string", /*default=*/"\"forward\"",
+           "Name the entry point gets">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def LiftParamsPass : Pass<"qtrain-lift-params", "::mlir::ModuleOp"> {
   let summary = "Turn the weights an exporter inlined as constants into parameters";
   let description = [{
