@@ -176,9 +176,9 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
     auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
     auto kind = dict ? dict.getAs<StringAttr>("kind") : StringAttr();
     auto fanIn = dict ? dict.getAs<IntegerAttr>("fan_in") : IntegerAttr();
-    bool bounded = kind && llvm::is_contained({"kaiming_uniform",
-                                               "bias_uniform"},
-                                              kind.getValue());
+    bool bounded =
+        kind && llvm::is_contained({"kaiming_uniform", "bias_uniform"},
+                                   kind.getValue());
     if (dict && dict.size() == 2 && kind && fanIn &&
         fanIn.getType().isInteger(64) &&
         (bounded ? fanIn.getInt() > 0

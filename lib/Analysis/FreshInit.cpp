@@ -52,7 +52,8 @@ static bool isLayer(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() < 2 || op.getNumReductionLoops() == 0)
     return false;
   Block *body = op.getBlock();
-  return body && llvm::any_of(*body, llvm::IsaPred<arith::MulFOp, arith::MulIOp>);
+  return body &&
+         llvm::any_of(*body, llvm::IsaPred<arith::MulFOp, arith::MulIOp>);
 }
 
 /// The fan-in of a layer: the product of its reduction loops, with the
@@ -106,8 +107,7 @@ static Value getLayoutResult(OpOperand &use) {
   if (auto transpose = dyn_cast<linalg::TransposeOp>(user))
     return use.get() == transpose.getInput() ? transpose->getResult(0)
                                              : Value();
-  if (isa<tensor::CastOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
-          user))
+  if (isa<tensor::CastOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user))
     return user->getResult(0);
   if (isa<FakeQuantOp, QuantizeOp, RoundFloatOp>(user) &&
       use.getOperandNumber() == 0)
@@ -210,16 +210,17 @@ static void classifyUses(Value value, Finding &found, unsigned depth = 0) {
       // loop, or a value the body computed from the inputs.
       Value other = user->getOperand(user->getOperand(0) == element ? 1 : 0);
       auto arg = dyn_cast<BlockArgument>(other);
-      if (arg && (arg.getOwner() != body ||
-                  arg.getArgNumber() >= generic.getNumDpsInputs() ||
-                  generic.getIndexingMapsArray()[arg.getArgNumber()]
-                          .getNumResults() != generic.getNumLoops()))
+      if (arg &&
+          (arg.getOwner() != body ||
+           arg.getArgNumber() >= generic.getNumDpsInputs() ||
+           generic.getIndexingMapsArray()[arg.getArgNumber()].getNumResults() !=
+               generic.getNumLoops()))
         continue;
       std::string what = user->getName().getStringRef().str() + " in " + opName;
       if (scales) {
-        found.offer(Finding::ScaleOrShift, {FreshInitKind::Ones, 0, true,
-                                            "a per-channel scale (" + what +
-                                                ")"});
+        found.offer(Finding::ScaleOrShift,
+                    {FreshInitKind::Ones, 0, true,
+                     "a per-channel scale (" + what + ")"});
         continue;
       }
       // Added to a layer's output: that layer's bias.
@@ -228,15 +229,14 @@ static void classifyUses(Value value, Finding &found, unsigned depth = 0) {
               : linalg::LinalgOp();
       if (std::optional<int64_t> fanIn =
               layer ? getFanIn(layer, loops) : std::nullopt)
-        found.offer(Finding::Bias,
-                    {FreshInitKind::BiasUniform, *fanIn, true,
-                     "the bias added to the output of " +
-                         layer->getName().getStringRef().str() + ", fan_in " +
-                         std::to_string(*fanIn) + " (reduction loops " +
-                         loops + ")"});
-      found.offer(Finding::ScaleOrShift, {FreshInitKind::Zeros, 0, true,
-                                          "a per-channel shift (" + what +
-                                              ")"});
+        found.offer(Finding::Bias, {FreshInitKind::BiasUniform, *fanIn, true,
+                                    "the bias added to the output of " +
+                                        layer->getName().getStringRef().str() +
+                                        ", fan_in " + std::to_string(*fanIn) +
+                                        " (reduction loops " + loops + ")"});
+      found.offer(Finding::ScaleOrShift,
+                  {FreshInitKind::Zeros, 0, true,
+                   "a per-channel shift (" + what + ")"});
     }
     // Combined with other per-channel values into a layer's init (a bias
     // plus a constant): initialized as that layer's bias.

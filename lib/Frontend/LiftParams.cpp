@@ -187,7 +187,6 @@ void LiftParamsPass::runOnOperation() {
                        .function(fn.getSymName()))
         << "parameter %arg" + std::to_string(i) + " initialized " +
                stringifyFreshInitKind(init.kind).str() +
-               (init.fanIn ? " fan_in " + std::to_string(init.fanIn) : "") +
                " instead of its qtrain.init (reinit): " + init.reason;
   }
   if (lifted.empty()) {
@@ -228,15 +227,13 @@ void LiftParamsPass::runOnOperation() {
   for (auto [k, constant] : llvm::enumerate(lifted)) {
     arith::ConstantOp cst = constant;
     unsigned argIndex = position + k;
-    std::string text = ("lifted constant #" + Twine(number[cst]) + " (" +
-                        describe(cst) + ") into parameter %arg" +
-                        Twine(argIndex))
-                           .str();
+    std::string text =
+        ("lifted constant #" + Twine(number[cst]) + " (" + describe(cst) +
+         ") into parameter %arg" + Twine(argIndex))
+            .str();
     if (fresh[cst]) {
-      text += ", initialized " + stringifyFreshInitKind(init->kind).str();
-      if (init->fanIn)
-        text += " fan_in " + std::to_string(init->fanIn);
-      text += " (" + whyFresh(cst, reinit).str() + "): " + init->reason;
+      text += ", initialized " + stringifyFreshInitKind(init->kind).str() +
+              " (" + whyFresh(cst, reinit).str() + "): " + init->reason;
       ++init;
     }
     remark::passed(cst.getLoc(), remark::RemarkOpts::name("lifted")

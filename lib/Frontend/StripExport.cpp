@@ -67,8 +67,7 @@ static Attribute foldToConstant(Value value, unsigned depth = 0) {
   if (failed(def->fold(operands, results)) ||
       results.size() != def->getNumResults())
     return {};
-  return dyn_cast<Attribute>(
-      results[cast<OpResult>(value).getResultNumber()]);
+  return dyn_cast<Attribute>(results[cast<OpResult>(value).getResultNumber()]);
 }
 
 /// Erases `op` and then the ops that computed its operands, as far as
@@ -129,8 +128,7 @@ LogicalResult StripExportPass::stripGlobals(ModuleOp module) {
     SmallVector<Operation *> loads;
     for (const SymbolTable::SymbolUse &use : *uses) {
       Operation *user = use.getUser();
-      if (!isa<ml_program::GlobalLoadOp, ml_program::GlobalLoadConstOp>(
-              user))
+      if (!isa<ml_program::GlobalLoadOp, ml_program::GlobalLoadConstOp>(user))
         return user->emitError("qtrain-strip-export: '")
                << user->getName() << "' on ml_program.global @" << name
                << " is not supported: a training step keeps no global "
@@ -159,8 +157,7 @@ LogicalResult StripExportPass::stripGlobals(ModuleOp module) {
     }
     remark::passed(global.getLoc(), remarkOpts("folded-global"))
         << ("folded ml_program.global @" + name + " into " +
-            Twine(loads.size()) + " constant" +
-            (loads.size() == 1 ? "" : "s"))
+            Twine(loads.size()) + " constant" + (loads.size() == 1 ? "" : "s"))
                .str();
     global.erase();
   }
@@ -180,8 +177,7 @@ LogicalResult StripExportPass::stripAsserts(ModuleOp module) {
                           "\"")
              << op.getMsg() << "\"";
     if (!condition)
-      remark::passed(op.getLoc(),
-                     remarkOpts("dropped-assert").function(fnName))
+      remark::passed(op.getLoc(), remarkOpts("dropped-assert").function(fnName))
           << ("dropped cf.assert \"" + op.getMsg() +
               "\": its condition is not a constant, and a training step "
               "cannot raise")
@@ -194,7 +190,7 @@ LogicalResult StripExportPass::stripAsserts(ModuleOp module) {
 void StripExportPass::runOnOperation() {
   ModuleOp module = getOperation();
   SymbolTable symbols(module);
-  if (failed(nameEntryPoint(module, symbols)) ||
-      failed(stripGlobals(module)) || failed(stripAsserts(module)))
+  if (failed(nameEntryPoint(module, symbols)) || failed(stripGlobals(module)) ||
+      failed(stripAsserts(module)))
     return signalPassFailure();
 }

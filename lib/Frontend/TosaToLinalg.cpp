@@ -49,8 +49,9 @@ void mlir::qtrain::registerTosaToLinalgPipeline() {
 bool mlir::qtrain::hasTosaOps(ModuleOp module) {
   return module
       .walk([](Operation *op) {
-        return isa<tosa::TosaDialect>(op->getDialect()) ? WalkResult::interrupt()
-                                                        : WalkResult::advance();
+        return isa<tosa::TosaDialect>(op->getDialect())
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
       })
       .wasInterrupted();
 }

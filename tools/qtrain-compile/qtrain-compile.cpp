@@ -518,9 +518,8 @@ static int compile(int argc, char **argv) {
   // --print-pipeline: what qtrain-opt --pass-pipeline= runs to get the
   // module that becomes object code (qtrain-step, then the lowering).
   if (printPipeline) {
-    llvm::outs() << "builtin.module("
-                 << (tosa ? "qtrain-tosa-to-linalg," : "") << "qtrain-compile{"
-                 << pipelineOptions(assignment) << "})\n";
+    llvm::outs() << "builtin.module(" << (tosa ? "qtrain-tosa-to-linalg," : "")
+                 << "qtrain-compile{" << pipelineOptions(assignment) << "})\n";
     return 0;
   }
   std::string pipeline = stepPipeline(assignment);
