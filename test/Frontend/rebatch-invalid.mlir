@@ -41,10 +41,11 @@ func.func @forward(%x: tensor<2x3xf32>) -> f32 {
 
 // -----
 
-// flatten of everything mixes the batch into the features.
+// flatten of everything folds the batch into the features: the fold is
+// followed, but the logits must keep one row per sample.
 func.func @forward(%x: tensor<2x3xf32>) -> tensor<6xf32> {
-  // expected-error @+1 {{qtrain-rebatch: 'tensor.collapse_shape' mixes the batch with other dimensions (group 0 of the reassociation); it cannot be rebatched}}
   %0 = tensor.collapse_shape %x [[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+  // expected-error @+1 {{qtrain-rebatch: 'func.return': the result ('tensor<6xf32>') folds the batch 2 with other dimensions at dimension 0; @forward must return it as a dimension of its own}}
   return %0 : tensor<6xf32>
 }
 
@@ -235,7 +236,7 @@ func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // At batch 1, one sample broadcast over 5 rows: those are not a batch.
 func.func @forward(%x: tensor<1x3xf32>) -> tensor<1x3xf32> {
   %e = tensor.empty() : tensor<5x3xf32>
-  // expected-error @+1 {{qtrain-rebatch: 'linalg.generic': dimension 0 of operand #1 ('tensor<5x3xf32>') should be the batch 1, but it is 5}}
+  // expected-error @+1 {{qtrain-rebatch: 'linalg.generic' broadcasts the batch of operand #0 over loop 0 of size 5, which is not the batch 1; it cannot be rebatched}}
   %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%x : tensor<1x3xf32>) outs(%e : tensor<5x3xf32>) {
   ^bb0(%a: f32, %o: f32):
