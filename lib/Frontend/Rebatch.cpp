@@ -60,8 +60,8 @@ public:
 private:
   std::optional<int64_t> getFact(OpOperand &use) const;
   std::optional<int64_t> getFact(Value v) const;
-  LogicalResult checkType(Type type, int64_t dim, Operation *at,
-                          StringRef what, bool unfolded = false);
+  LogicalResult checkType(Type type, int64_t dim, Operation *at, StringRef what,
+                          bool unfolded = false);
   LogicalResult demand(OpOperand &use, int64_t dim, Operation *at);
   LogicalResult assign(Value v, int64_t dim, Operation *at);
   void enqueue(Operation *op);
@@ -422,8 +422,9 @@ LogicalResult Rebatcher::visitCollapse(tensor::CollapseShapeOp op) {
             findOuterMember(srcType, groups[g], *fact))
       return op->emitError("qtrain-rebatch: ")
              << name(op) << " folds the batch (dimension " << *fact
-             << ") into group " << g << " of the reassociation behind dimension "
-             << *outer << " of size " << srcType.getDimSize(*outer)
+             << ") into group " << g
+             << " of the reassociation behind dimension " << *outer
+             << " of size " << srcType.getDimSize(*outer)
              << "; only a fold whose outermost member is the batch can be "
                 "rebatched";
     return assign(op.getResult(), g, op);
