@@ -121,6 +121,11 @@ static std::string toString(AffineExpr expr) {
   return text;
 }
 
+/// A static size as text, or 'dynamic', for diagnostics.
+static std::string sizeToString(int64_t size) {
+  return ShapedType::isDynamic(size) ? "dynamic" : std::to_string(size);
+}
+
 std::optional<int64_t> Rebatcher::getFact(OpOperand &use) const {
   if (use.get().getDefiningOp<tensor::EmptyOp>()) {
     auto it = emptyFacts.find(&use);
@@ -153,8 +158,7 @@ LogicalResult Rebatcher::checkType(Type type, int64_t dim, Operation *at,
          << name(at) << ": dimension " << dim << " of " << what << " (" << type
          << ") should be the batch " << from
          << (unfolded ? "" : " or fold it (a multiple of it)") << ", but it is "
-         << (tensor.isDynamicDim(dim) ? std::string("dynamic")
-                                      : std::to_string(size));
+         << sizeToString(size);
 }
 
 void Rebatcher::enqueue(Operation *op) {
@@ -264,9 +268,7 @@ LogicalResult Rebatcher::visitLinalg(linalg::LinalgOp op) {
         return op->emitError("qtrain-rebatch: ")
                << name(op) << " broadcasts the batch of operand #"
                << use.getOperandNumber() << " over loop " << aligned
-               << " of size "
-               << (ShapedType::isDynamic(range) ? std::string("dynamic")
-                                                : std::to_string(range))
+               << " of size " << sizeToString(range)
                << ", which is not the batch " << from
                << "; it cannot be rebatched";
       operandLoop = aligned;
@@ -290,7 +292,8 @@ LogicalResult Rebatcher::visitLinalg(linalg::LinalgOp op) {
       range != from)
     return op->emitError("qtrain-rebatch: ")
            << name(op) << " reduces over loop " << *loop
-           << ", which folds the batch with other dimensions (size " << range
+           << ", which folds the batch with other dimensions (size "
+           << sizeToString(range)
            << "); it would mix samples, so it is not rebatched";
   if (op.getIteratorTypesArray()[*loop] != utils::IteratorType::parallel)
     return op->emitError("qtrain-rebatch: ")
@@ -424,7 +427,7 @@ LogicalResult Rebatcher::visitCollapse(tensor::CollapseShapeOp op) {
              << name(op) << " folds the batch (dimension " << *fact
              << ") into group " << g
              << " of the reassociation behind dimension " << *outer
-             << " of size " << srcType.getDimSize(*outer)
+             << " of size " << sizeToString(srcType.getDimSize(*outer))
              << "; only a fold whose outermost member is the batch can be "
                 "rebatched";
     return assign(op.getResult(), g, op);
@@ -455,7 +458,7 @@ LogicalResult Rebatcher::visitExpand(tensor::ExpandShapeOp op) {
       return op->emitError("qtrain-rebatch: ")
              << name(op) << " splits group " << g
              << " of the reassociation so that dimension " << *outer
-             << " of size " << resultType.getDimSize(*outer)
+             << " of size " << sizeToString(resultType.getDimSize(*outer))
              << " comes before the batch (dimension " << *fact
              << "); it cannot be rebatched";
     return demand(op.getSrcMutable(), g, op);
