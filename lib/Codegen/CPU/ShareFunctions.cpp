@@ -68,6 +68,9 @@ bool sameCodeBits(Attribute a, Attribute b) {
 bool sameAttributes(Operation &a, Operation &b) {
   if (isParameter(a))
     return true; // The types matched; the values may differ.
+  // Inherent attributes (an index constant's value) live in properties.
+  if (a.getPropertiesAsAttribute() != b.getPropertiesAsAttribute())
+    return false;
   DictionaryAttr attrsA = a.getRawDictionaryAttrs();
   DictionaryAttr attrsB = b.getRawDictionaryAttrs();
   if (attrsA == attrsB)
@@ -83,7 +86,7 @@ bool sameAttributes(Operation &a, Operation &b) {
                                 : x.getValue() != y.getValue())
       return false;
   }
-  return a.getPropertiesAsAttribute() == b.getPropertiesAsAttribute();
+  return true;
 }
 
 bool sameRegion(Region &a, Region &b, IRMapping &map);
