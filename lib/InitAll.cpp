@@ -10,6 +10,7 @@
 #include "qtrain/Codegen/CPU/Passes.h"
 #include "qtrain/Conversion/Passes.h"
 #include "qtrain/Frontend/Passes.h"
+#include "qtrain/Frontend/TosaToLinalg.h"
 #include "qtrain/Kernels/Passes.h"
 #include "qtrain/Quant/Passes.h"
 #include "qtrain/Target/Bundle/Passes.h"
@@ -25,6 +26,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
@@ -32,6 +34,7 @@
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -41,6 +44,9 @@ void mlir::qtrain::registerAllDialects(DialectRegistry &registry) {
                   memref::MemRefDialect, scf::SCFDialect, tensor::TensorDialect,
                   QTrainDialect, cf::ControlFlowDialect, LLVM::LLVMDialect,
                   omp::OpenMPDialect>();
+  // What exporters emit around or instead of linalg on tensors
+  // (qtrain-strip-export, qtrain-tosa-to-linalg).
+  registry.insert<ml_program::MLProgramDialect, tosa::TosaDialect>();
   // Bufferization of the dialects a training step uses (qtrain-lower-cpu).
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
@@ -58,6 +64,7 @@ void mlir::qtrain::registerAllPasses() {
   registerQTrainCodegenCPUPasses();
   registerQTrainBundlePasses();
   registerPipelines();
+  registerTosaToLinalgPipeline();
   registerCanonicalizerPass();
   registerCSEPass();
   registerSymbolDCEPass();

@@ -55,6 +55,11 @@ inline constexpr llvm::StringLiteral kParamAttrName = "qtrain.param";
 /// Name of the argument attribute that carries a parameter's initial value
 /// (an elements attribute of the argument's type).
 inline constexpr llvm::StringLiteral kInitAttrName = "qtrain.init";
+/// Name of the argument attribute of a parameter without an initial value
+/// that says how the runtime initializes it (qtrain/Analysis/FreshInit.h):
+/// {kind = "kaiming_uniform" | "bias_uniform" | "ones" | "zeros",
+///  fan_in = N : i64}, N > 0 for the two uniform kinds.
+inline constexpr llvm::StringLiteral kFreshInitAttrName = "qtrain.fresh_init";
 /// Name of the argument or result attribute that gives a tensor's role.
 inline constexpr llvm::StringLiteral kRoleAttrName = "qtrain.role";
 

@@ -173,6 +173,26 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
                               "\"ldp_lambda\", \"bn_mean\" or \"bn_var\", got "
                            << attr.getValue();
   }
+  if (isArgument && attr.getName() == kFreshInitAttrName) {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    auto kind = dict ? dict.getAs<StringAttr>("kind") : StringAttr();
+    auto fanIn = dict ? dict.getAs<IntegerAttr>("fan_in") : IntegerAttr();
+    bool bounded =
+        kind && llvm::is_contained({"kaiming_uniform", "bias_uniform"},
+                                   kind.getValue());
+    if (dict && dict.size() == 2 && kind && fanIn &&
+        fanIn.getType().isInteger(64) &&
+        (bounded ? fanIn.getInt() > 0
+                 : fanIn.getInt() >= 0 &&
+                       llvm::is_contained({"ones", "zeros"}, kind.getValue())))
+      return success();
+    return op->emitError() << "'" << kFreshInitAttrName
+                           << "' must be {kind = \"kaiming_uniform\" | "
+                              "\"bias_uniform\" | \"ones\" | \"zeros\", "
+                              "fan_in = N : i64} with N > 0 for the uniform "
+                              "kinds, got "
+                           << attr.getValue();
+  }
   if (isArgument && attr.getName() == kPrecisionAttrName) {
     auto site = dyn_cast<IntegerAttr>(attr.getValue());
     if (site && site.getType().isInteger(64) && site.getInt() >= 0)

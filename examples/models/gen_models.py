@@ -12,6 +12,11 @@ in] transposed before the matmul), so the runtime initializes them.
   gen_models.py resnet --depth=20 [--batch=128] [--in-channels=3] [--size=32]
   gen_models.py resnet18 [--batch=32] [--size=32]
   gen_models.py mbv2block [--batch=128] [--in-channels=3] [--size=32]
+  ... --export   torch-mlir's standard output as shared: batch 1, @main, the
+                 weights and running statistics elided
+                 (dense_resource<__elided__>), ml_program.global @global_seed,
+                 the eval-mode cf.assert (qtrain-compile --lift-params
+                 --batch=N takes it)
 
 resnet: the CIFAR ResNet-(6n+2) of He et al. (16/32/64 channels, 3x3 basic
 blocks, 1x1 projection + batch norm where the shape changes), as the LDP
@@ -26,10 +31,12 @@ import sys
 
 
 class Graph:
-    def __init__(self, batch):
+    def __init__(self, batch, export=False):
         self.batch = batch
+        self.export = export
         self.lines = []
         self.params = []
+        self.constants = []
         self.count = 0
 
     def fresh(self, prefix):
@@ -44,7 +51,10 @@ class Graph:
 
     def param(self, name, shape):
         ty = "tensor<" + "x".join(str(d) for d in shape) + "xf32>"
-        self.params.append(f"%{name}: {ty} {{qtrain.param}}")
+        if self.export:
+            self.constants.append(f"  %{name} = arith.constant dense_resource<__elided__> : {ty}")
+        else:
+            self.params.append(f"%{name}: {ty} {{qtrain.param}}")
         return f"%{name}"
 
     def zeros(self, ty):
@@ -87,8 +97,9 @@ class Graph:
         g = self.param(name + "_g", [c])
         b = self.param(name + "_b", [c])
         mean, var = self.fresh("rm"), self.fresh("rv")
-        self.emit(f"{mean} = arith.constant dense<0.000000e+00> : tensor<{c}xf32>")
-        self.emit(f"{var} = arith.constant dense<1.000000e+00> : tensor<{c}xf32>")
+        stat = "dense_resource<__elided__>" if self.export else None
+        self.emit(f"{mean} = arith.constant {stat or 'dense<0.000000e+00>'} : tensor<{c}xf32>")
+        self.emit(f"{var} = arith.constant {stat or 'dense<1.000000e+00>'} : tensor<{c}xf32>")
         ty = self.t4(c, h, w)
         e, y = self.fresh("e"), self.fresh("bn")
         self.emit(f"{e} = tensor.empty() : {ty}")
@@ -188,14 +199,22 @@ class Graph:
             "#id2 = affine_map<(n, k) -> (n, k)>",
             "#bias2 = affine_map<(n, k) -> (k)>",
             "",
-            "func.func @forward(",
         ]
-        head += [f"    {p}," for p in self.params]
-        head.append(f"    %x: {self.t4(c, h, w)}) -> {out_ty} {{")
+        if self.export:
+            head += ['module attributes {torch.debug_module_name = "Net"} {',
+                     "ml_program.global private mutable @global_seed(dense<0> : tensor<i64>) : tensor<i64>",
+                     f"func.func @main(%x: {self.t4(c, h, w)}) -> {out_ty} {{",
+                     "  %true = arith.constant true",
+                     '  cf.assert %true, "training is not supported for now"']
+            head += self.constants
+        else:
+            head.append("func.func @forward(")
+            head += [f"    {p}," for p in self.params]
+            head.append(f"    %x: {self.t4(c, h, w)}) -> {out_ty} {{")
         head.append("  %zero = arith.constant 0.000000e+00 : f32")
         head.append("  %six = arith.constant 6.000000e+00 : f32")
         head.append("  %eps = arith.constant 1.000000e-05 : f64")
-        tail = [f"  return {logits} : {out_ty}", "}", ""]
+        tail = [f"  return {logits} : {out_ty}", "}"] + (["}"] if self.export else []) + [""]
         return "\n".join(head + self.lines + tail)
 
 
@@ -253,10 +272,12 @@ def main():
     ap.add_argument("--in-channels", type=int, default=3)
     ap.add_argument("--size", type=int, default=32)
     ap.add_argument("--classes", type=int, default=10)
+    ap.add_argument("--export", action="store_true",
+                    help="torch-mlir's shared form: batch 1, @main, elided weights")
     args = ap.parse_args()
-    batch = args.batch or (32 if args.arch == "resnet18" else 128)
+    batch = args.batch or (1 if args.export else 32 if args.arch == "resnet18" else 128)
     in_shape = (args.in_channels, args.size, args.size)
-    g = Graph(batch)
+    g = Graph(batch, args.export)
     where = f"{args.in_channels}x{args.size}x{args.size} inputs, batch {batch}, {args.classes} classes"
     if args.arch == "resnet":
         if (args.depth - 2) % 6:
@@ -275,6 +296,10 @@ def main():
                "linalg-on-tensors export of the eval-mode PyTorch model: batch norms",
                "read their running statistics as constants; qtrain-compile trains them",
                "with batch statistics (qtrain-train-batchnorm)."]
+    if args.export:
+        comment += ["As torch-mlir's standard output is shared: weights and running",
+                    "statistics elided; qtrain-compile --lift-params --batch=N",
+                    "initializes them as PyTorch does."]
     sys.stdout.write(g.text(comment, in_shape, logits, ty))
 
 

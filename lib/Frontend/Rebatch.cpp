@@ -2,8 +2,10 @@
 //
 // qtrain-rebatch: follows the batch dimension of @forward's inputs through
 // the data flow, into the inits of the ops that carry it, and rewrites those
-// dimensions (and only those) from the exported batch to a new one. Whatever
-// it cannot follow soundly is a located error.
+// dimensions (and only those) from the exported batch to a new one. A
+// dimension may also fold the batch with others (batch x sequence before a
+// matmul), the sample index outermost; it scales by the same factor.
+// Whatever it cannot follow soundly is a located error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,7 +36,12 @@ struct RebatchPass : mlir::qtrain::impl::RebatchPassBase<RebatchPass> {
 };
 
 /// The batch analysis and rewrite of one function. A fact says at which
-/// dimension a tensor carries the batch. Facts live on values, except for
+/// dimension a tensor carries the batch. That dimension has the size `from`
+/// or folds the batch with other dimensions: its size is `from` x k and its
+/// index is sample x k + rest, so that rebatching scales it to `to` x k.
+/// The size tells the two apart, so a fact is just the dimension; the rules
+/// check that an op never lets samples meet along a fold (a reduction over
+/// it, a broadcast of one sample over it). Facts live on values, except for
 /// `tensor.empty`, whose uses get one each: an empty tensor shared by a
 /// batched and an unbatched init is split rather than an error.
 class Rebatcher {
@@ -53,8 +60,8 @@ public:
 private:
   std::optional<int64_t> getFact(OpOperand &use) const;
   std::optional<int64_t> getFact(Value v) const;
-  LogicalResult checkType(Type type, int64_t dim, Operation *at,
-                          StringRef what);
+  LogicalResult checkType(Type type, int64_t dim, Operation *at, StringRef what,
+                          bool unfolded = false);
   LogicalResult demand(OpOperand &use, int64_t dim, Operation *at);
   LogicalResult assign(Value v, int64_t dim, Operation *at);
   void enqueue(Operation *op);
@@ -71,10 +78,13 @@ private:
                            ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
                            const llvm::SmallBitVector &dropped);
 
+  /// A dimension that carries the batch (alone or folded) at the new batch.
+  int64_t rebatched(int64_t size) const { return size / from * to; }
+
   RankedTensorType withBatch(Type type, int64_t dim) const {
     auto tensor = cast<RankedTensorType>(type);
     SmallVector<int64_t> shape(tensor.getShape());
-    shape[dim] = to;
+    shape[dim] = rebatched(shape[dim]);
     return tensor.clone(shape);
   }
 
@@ -111,6 +121,11 @@ static std::string toString(AffineExpr expr) {
   return text;
 }
 
+/// A static size as text, or 'dynamic', for diagnostics.
+static std::string sizeToString(int64_t size) {
+  return ShapedType::isDynamic(size) ? "dynamic" : std::to_string(size);
+}
+
 std::optional<int64_t> Rebatcher::getFact(OpOperand &use) const {
   if (use.get().getDefiningOp<tensor::EmptyOp>()) {
     auto it = emptyFacts.find(&use);
@@ -126,21 +141,24 @@ std::optional<int64_t> Rebatcher::getFact(Value v) const {
                                 : std::optional<int64_t>(it->second);
 }
 
+/// Checks that dimension `dim` of `type` can carry the batch: the batch
+/// itself, or (unless `unfolded`) a fold of it, a static multiple of it.
 LogicalResult Rebatcher::checkType(Type type, int64_t dim, Operation *at,
-                                   StringRef what) {
+                                   StringRef what, bool unfolded) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || dim >= tensor.getRank())
     return at->emitError("qtrain-rebatch: ")
            << name(at) << " would need the batch at dimension " << dim << " of "
            << what << " of type " << type;
-  if (tensor.getDimSize(dim) != from)
-    return at->emitError("qtrain-rebatch: ")
-           << name(at) << ": dimension " << dim << " of " << what << " ("
-           << type << ") should be the batch " << from << ", but it is "
-           << (tensor.isDynamicDim(dim)
-                   ? std::string("dynamic")
-                   : std::to_string(tensor.getDimSize(dim)));
-  return success();
+  int64_t size = tensor.getDimSize(dim);
+  if (size == from ||
+      (!unfolded && !tensor.isDynamicDim(dim) && size > 0 && size % from == 0))
+    return success();
+  return at->emitError("qtrain-rebatch: ")
+         << name(at) << ": dimension " << dim << " of " << what << " (" << type
+         << ") should be the batch " << from
+         << (unfolded ? "" : " or fold it (a multiple of it)") << ", but it is "
+         << sizeToString(size);
 }
 
 void Rebatcher::enqueue(Operation *op) {
@@ -230,6 +248,12 @@ LogicalResult Rebatcher::visitLinalg(linalg::LinalgOp op) {
       // torch-mlir indexes every static size-1 dimension of an elementwise
       // input with 0, the batch of an export at batch 1 included, and
       // aligns the input's dimensions with the trailing loops.
+      if (cast<RankedTensorType>(use.get().getType()).getDimSize(*fact) != 1)
+        return op->emitError("qtrain-rebatch: ")
+               << name(op) << " reads dimension " << *fact << " of operand #"
+               << use.getOperandNumber()
+               << ", which folds the batch with other dimensions, at the "
+                  "constant index 0: that is the first sample's part only";
       int64_t aligned = *fact + numLoops - map.getNumResults();
       if (aligned < 0 || map.isFunctionOfDim(aligned))
         return op->emitError("qtrain-rebatch: ")
@@ -237,6 +261,16 @@ LogicalResult Rebatcher::visitLinalg(linalg::LinalgOp op) {
                << use.getOperandNumber()
                << " with a constant index that is not a broadcast of a "
                   "trailing-aligned unit dimension";
+      // Over a loop that folds the batch with others, the one sample of the
+      // export would be broadcast to the rows of every sample.
+      int64_t range = op.getStaticLoopRanges()[aligned];
+      if (range != from)
+        return op->emitError("qtrain-rebatch: ")
+               << name(op) << " broadcasts the batch of operand #"
+               << use.getOperandNumber() << " over loop " << aligned
+               << " of size " << sizeToString(range)
+               << ", which is not the batch " << from
+               << "; it cannot be rebatched";
       operandLoop = aligned;
       broadcasts.emplace_back(use.getOperandNumber(), *fact);
     } else {
@@ -253,6 +287,14 @@ LogicalResult Rebatcher::visitLinalg(linalg::LinalgOp op) {
   }
   if (!loop)
     return success();
+  int64_t range = op.getStaticLoopRanges()[*loop];
+  if (op.getIteratorTypesArray()[*loop] != utils::IteratorType::parallel &&
+      range != from)
+    return op->emitError("qtrain-rebatch: ")
+           << name(op) << " reduces over loop " << *loop
+           << ", which folds the batch with other dimensions (size "
+           << sizeToString(range)
+           << "); it would mix samples, so it is not rebatched";
   if (op.getIteratorTypesArray()[*loop] != utils::IteratorType::parallel)
     return op->emitError("qtrain-rebatch: ")
            << name(op) << " reduces over the batch (loop " << *loop
@@ -311,101 +353,130 @@ LogicalResult Rebatcher::visitPad(tensor::PadOp op) {
   return success();
 }
 
-/// For a reshape group `group` of the expanded type `expanded`: the member
-/// that carries the batch of size `from` when all others are unit, or
-/// nullopt when it is ambiguous (several unit members at batch 1), or -1
-/// when the group mixes the batch with other dimensions.
+/// For a reshape group `group` of the expanded type `expanded` whose
+/// collapsed dimension (of size `collapsed`) carries the batch: the member
+/// that carries it, or nullopt when it is ambiguous (several unit members at
+/// batch 1), or -1 when no member can carry it.
 static std::optional<int64_t> findBatchMember(RankedTensorType expanded,
                                               ArrayRef<int64_t> group,
-                                              int64_t from) {
+                                              int64_t from, int64_t collapsed) {
   if (group.size() == 1)
     return group.front();
-  std::optional<int64_t> member;
+  if (collapsed == from) {
+    // The batch alone: the member of its size among unit ones.
+    std::optional<int64_t> member;
+    for (int64_t d : group) {
+      int64_t size = expanded.getDimSize(d);
+      if (size == from && !member)
+        member = d;
+      else if (size != 1)
+        return -1;
+    }
+    if (!member)
+      return -1;
+    if (from == 1)
+      return std::nullopt;
+    return member;
+  }
+  // A fold: the sample index is the outermost part of the collapsed index,
+  // so it lands in the leading member (at batch 1, where every size fits,
+  // the very first one: torch-mlir's [S, H] -> [1, S, H] after a matmul),
+  // which must then hold whole samples.
+  if (from == 1)
+    return group.front();
   for (int64_t d : group) {
     int64_t size = expanded.getDimSize(d);
-    if (size == from && !member)
-      member = d;
-    else if (size != 1)
-      return -1;
+    if (size != 1)
+      return size % from == 0 ? d : -1;
   }
-  if (!member)
-    return -1;
-  if (from == 1)
-    return std::nullopt;
-  return member;
+  return -1;
 }
 
-/// Checks that, in the group `group` of `expanded`, every dimension other
-/// than `batch` is a unit one.
-static bool othersAreUnit(RankedTensorType expanded, ArrayRef<int64_t> group,
-                          int64_t batch) {
-  return llvm::all_of(group, [&](int64_t d) {
-    return d == batch || expanded.getDimSize(d) == 1;
-  });
+/// The first member of `group` before `member` that is not a unit
+/// dimension, if any: the batch is not outermost in the group then.
+static std::optional<int64_t> findOuterMember(RankedTensorType expanded,
+                                              ArrayRef<int64_t> group,
+                                              int64_t member) {
+  for (int64_t d : group) {
+    if (d == member)
+      break;
+    if (expanded.getDimSize(d) != 1)
+      return d;
+  }
+  return std::nullopt;
+}
+
+/// The group of `groups` that holds the expanded dimension `dim`.
+static int64_t findGroup(ArrayRef<ReassociationIndices> groups, int64_t dim) {
+  for (auto [g, group] : llvm::enumerate(groups))
+    if (llvm::is_contained(group, dim))
+      return g;
+  llvm_unreachable("a reassociation covers every expanded dimension");
 }
 
 LogicalResult Rebatcher::visitCollapse(tensor::CollapseShapeOp op) {
   RankedTensorType srcType = op.getSrcType();
   SmallVector<ReassociationIndices> groups = op.getReassociationIndices();
-  auto mixes = [&](int64_t group) {
+  // From the source, the group of the batch is known; its members before
+  // the batch must be unit ones, those after it fold into it.
+  if (std::optional<int64_t> fact = getFact(op.getSrcMutable())) {
+    int64_t g = findGroup(groups, *fact);
+    if (std::optional<int64_t> outer =
+            findOuterMember(srcType, groups[g], *fact))
+      return op->emitError("qtrain-rebatch: ")
+             << name(op) << " folds the batch (dimension " << *fact
+             << ") into group " << g
+             << " of the reassociation behind dimension " << *outer
+             << " of size " << sizeToString(srcType.getDimSize(*outer))
+             << "; only a fold whose outermost member is the batch can be "
+                "rebatched";
+    return assign(op.getResult(), g, op);
+  }
+  std::optional<int64_t> fact = getFact(op.getResult());
+  if (!fact)
+    return success();
+  std::optional<int64_t> member = findBatchMember(
+      srcType, groups[*fact], from, op.getResultType().getDimSize(*fact));
+  if (member && *member < 0)
     return op->emitError("qtrain-rebatch: ")
            << name(op) << " mixes the batch with other dimensions (group "
-           << group << " of the reassociation); it cannot be rebatched";
-  };
-  if (std::optional<int64_t> fact = getFact(op.getSrcMutable())) {
-    for (auto [g, group] : llvm::enumerate(groups))
-      if (llvm::is_contained(group, *fact)) {
-        if (!othersAreUnit(srcType, group, *fact))
-          return mixes(g);
-        if (failed(assign(op.getResult(), g, op)))
-          return failure();
-      }
+           << *fact << " of the reassociation); it cannot be rebatched";
+  if (!member) {
+    ambiguous.insert(op);
+    return success();
   }
-  if (std::optional<int64_t> fact = getFact(op.getResult())) {
-    std::optional<int64_t> member =
-        findBatchMember(srcType, groups[*fact], from);
-    if (member && *member < 0)
-      return mixes(*fact);
-    if (!member) {
-      ambiguous.insert(op);
-      return success();
-    }
-    if (failed(demand(op.getSrcMutable(), *member, op)))
-      return failure();
-  }
-  return success();
+  return demand(op.getSrcMutable(), *member, op);
 }
 
 LogicalResult Rebatcher::visitExpand(tensor::ExpandShapeOp op) {
   RankedTensorType resultType = op.getResultType();
   SmallVector<ReassociationIndices> groups = op.getReassociationIndices();
-  auto mixes = [&](int64_t group) {
+  if (std::optional<int64_t> fact = getFact(op.getResult())) {
+    int64_t g = findGroup(groups, *fact);
+    if (std::optional<int64_t> outer =
+            findOuterMember(resultType, groups[g], *fact))
+      return op->emitError("qtrain-rebatch: ")
+             << name(op) << " splits group " << g
+             << " of the reassociation so that dimension " << *outer
+             << " of size " << sizeToString(resultType.getDimSize(*outer))
+             << " comes before the batch (dimension " << *fact
+             << "); it cannot be rebatched";
+    return demand(op.getSrcMutable(), g, op);
+  }
+  std::optional<int64_t> fact = getFact(op.getSrcMutable());
+  if (!fact)
+    return success();
+  std::optional<int64_t> member = findBatchMember(
+      resultType, groups[*fact], from, op.getSrcType().getDimSize(*fact));
+  if (member && *member < 0)
     return op->emitError("qtrain-rebatch: ")
            << name(op) << " splits the batch into several dimensions (group "
-           << group << " of the reassociation); it cannot be rebatched";
-  };
-  if (std::optional<int64_t> fact = getFact(op.getResult())) {
-    for (auto [g, group] : llvm::enumerate(groups))
-      if (llvm::is_contained(group, *fact)) {
-        if (!othersAreUnit(resultType, group, *fact))
-          return mixes(g);
-        if (failed(demand(op.getSrcMutable(), g, op)))
-          return failure();
-      }
+           << *fact << " of the reassociation); it cannot be rebatched";
+  if (!member) {
+    ambiguous.insert(op);
+    return success();
   }
-  if (std::optional<int64_t> fact = getFact(op.getSrcMutable())) {
-    std::optional<int64_t> member =
-        findBatchMember(resultType, groups[*fact], from);
-    if (member && *member < 0)
-      return mixes(*fact);
-    if (!member) {
-      ambiguous.insert(op);
-      return success();
-    }
-    if (failed(assign(op.getResult(), *member, op)))
-      return failure();
-  }
-  return success();
+  return assign(op.getResult(), *member, op);
 }
 
 LogicalResult Rebatcher::visitSlice(Operation *op, OpOperand &full,
@@ -414,10 +485,13 @@ LogicalResult Rebatcher::visitSlice(Operation *op, OpOperand &full,
                                     ArrayRef<int64_t> sizes,
                                     ArrayRef<int64_t> strides,
                                     const llvm::SmallBitVector &dropped) {
-  // Dimension `dim` of the full tensor is whole in the slice.
+  // Dimension `dim` of the full tensor is whole in the slice (the batch, or
+  // all of a fold).
+  ArrayRef<int64_t> fullShape =
+      cast<RankedTensorType>(full.get().getType()).getShape();
   auto check = [&](int64_t dim) -> LogicalResult {
-    if (offsets[dim] == 0 && sizes[dim] == from && strides[dim] == 1 &&
-        !dropped.test(dim))
+    if (offsets[dim] == 0 && sizes[dim] == fullShape[dim] &&
+        strides[dim] == 1 && !dropped.test(dim))
       return success();
     return op->emitError("qtrain-rebatch: ")
            << name(op) << " slices the batch (dimension " << dim
@@ -516,7 +590,8 @@ LogicalResult Rebatcher::analyze() {
         !isa<TensorType>(arg.getType()))
       continue;
     if (failed(checkType(arg.getType(), 0, fn,
-                         "input #" + std::to_string(arg.getArgNumber()))))
+                         "input #" + std::to_string(arg.getArgNumber()),
+                         /*unfolded=*/true)))
       return failure();
     valueFacts[arg] = 0;
     for (Operation *user : arg.getUsers())
@@ -533,6 +608,14 @@ LogicalResult Rebatcher::analyze() {
   if (failed(demand(returnOp->getOpOperand(0), 0, returnOp)) ||
       failed(propagate()))
     return failure();
+  // The loss reads one row of logits per sample.
+  Type resultType = returnOp.getOperand(0).getType();
+  if (cast<RankedTensorType>(resultType).getDimSize(0) != from)
+    return returnOp->emitError("qtrain-rebatch: ")
+           << name(returnOp) << ": the result (" << resultType
+           << ") folds the batch " << from
+           << " with other dimensions at dimension 0; @" << fn.getSymName()
+           << " must return it as a dimension of its own";
 
   for (Operation *op : ambiguous) {
     OpOperand &src = op->getOpOperand(0);
@@ -605,13 +688,14 @@ unsigned Rebatcher::rewrite() {
     if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op);
         expand && getFact(expand.getResult())) {
       SmallVector<int64_t> shape(expand.getStaticOutputShape());
-      shape[*getFact(expand.getResult())] = to;
+      int64_t dim = *getFact(expand.getResult());
+      shape[dim] = rebatched(shape[dim]);
       expand.setStaticOutputShape(shape);
     }
     auto resize = [&](ArrayRef<int64_t> sizes, OpOperand &full) {
       SmallVector<int64_t> resized(sizes);
       if (std::optional<int64_t> fact = getFact(full))
-        resized[*fact] = to;
+        resized[*fact] = rebatched(resized[*fact]);
       return resized;
     };
     if (auto extract = dyn_cast<tensor::ExtractSliceOp>(op);

@@ -54,8 +54,12 @@ std::string mlir::qtrain::defaultSchedule(StringRef policy,
 
 LogicalResult mlir::qtrain::buildFrontendPipeline(
     OpPassManager &pm, const StepPipelineOptions &options, PipelineErrorFn) {
-  if (options.liftParams)
-    pm.addPass(createLiftParamsPass());
+  pm.addPass(createStripExportPass());
+  if (options.liftParams) {
+    LiftParamsPassOptions lift;
+    lift.reinit = options.reinit;
+    pm.addPass(createLiftParamsPass(lift));
+  }
   if (options.batch > 0) {
     RebatchPassOptions rebatch;
     rebatch.batch = options.batch;

@@ -17,9 +17,11 @@
 // The values stay in the resource section, referenced from qtrain.init.
 //       CHECK: dialect_resources
 //       CHECK:   fc_w: "0x040000000000803F000000400000404000008040
-// reinit records no initial value.
+// reinit records no initial value but PyTorch's default initialization,
+// with the fan-in of the matmul the bias initializes (K = 3).
 // REINIT-LABEL: func.func @forward
-//  REINIT-SAME:   (%{{.*}}: tensor<2xf32> {qtrain.param}, %{{.*}}: tensor<3x2xf32> {qtrain.param}, %{{.*}}: tensor<1x3xf32>)
+//  REINIT-SAME:   (%{{.*}}: tensor<2xf32> {qtrain.fresh_init = {fan_in = 3 : i64, kind = "bias_uniform"}, qtrain.param},
+//  REINIT-SAME:    %{{.*}}: tensor<3x2xf32> {qtrain.fresh_init = {fan_in = 3 : i64, kind = "kaiming_uniform"}, qtrain.param}, %{{.*}}: tensor<1x3xf32>)
 //   REINIT-NOT:   dialect_resources
 // min-elements=5 keeps the 2-element bias a constant.
 // MIN5-LABEL: func.func @forward
@@ -82,7 +84,7 @@ func.func @forward(%p: tensor<2x2xf32> {qtrain.param}, %x: tensor<2x2xf32>, %y: 
 // -----
 
 // A hand-written forward graph with parameters and nothing to lift is left
-// as it is; so are integer splats and other functions.
+// as it is; so are integer constants and other functions.
 // CHECK-LABEL: func.func @helper
 //       CHECK:   arith.constant dense<[1.000000e+00, 2.000000e+00]>
 // CHECK-LABEL: func.func @forward

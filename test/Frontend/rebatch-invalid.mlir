@@ -41,10 +41,11 @@ func.func @forward(%x: tensor<2x3xf32>) -> f32 {
 
 // -----
 
-// flatten of everything mixes the batch into the features.
+// flatten of everything folds the batch into the features: the fold is
+// followed, but the logits must keep one row per sample.
 func.func @forward(%x: tensor<2x3xf32>) -> tensor<6xf32> {
-  // expected-error @+1 {{qtrain-rebatch: 'tensor.collapse_shape' mixes the batch with other dimensions (group 0 of the reassociation); it cannot be rebatched}}
   %0 = tensor.collapse_shape %x [[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+  // expected-error @+1 {{qtrain-rebatch: 'func.return': the result ('tensor<6xf32>') folds the batch 2 with other dimensions at dimension 0; @forward must return it as a dimension of its own}}
   return %0 : tensor<6xf32>
 }
 
@@ -235,7 +236,7 @@ func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // At batch 1, one sample broadcast over 5 rows: those are not a batch.
 func.func @forward(%x: tensor<1x3xf32>) -> tensor<1x3xf32> {
   %e = tensor.empty() : tensor<5x3xf32>
-  // expected-error @+1 {{qtrain-rebatch: 'linalg.generic': dimension 0 of operand #1 ('tensor<5x3xf32>') should be the batch 1, but it is 5}}
+  // expected-error @+1 {{qtrain-rebatch: 'linalg.generic' broadcasts the batch of operand #0 over loop 0 of size 5, which is not the batch 1; it cannot be rebatched}}
   %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%x : tensor<1x3xf32>) outs(%e : tensor<5x3xf32>) {
   ^bb0(%a: f32, %o: f32):
@@ -257,6 +258,131 @@ func.func @forward(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
     linalg.yield %a : f32
   } -> tensor<2x2xf32>
   return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+// A fold must keep the sample index outermost: after the transpose the
+// batch is the inner member of the group.
+func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %e = tensor.empty() : tensor<3x2xf32>
+  %t = linalg.transpose ins(%x : tensor<2x3xf32>) outs(%e : tensor<3x2xf32>) permutation = [1, 0]
+  // expected-error @+1 {{qtrain-rebatch: 'tensor.collapse_shape' folds the batch (dimension 1) into group 0 of the reassociation behind dimension 0 of size 3; only a fold whose outermost member is the batch can be rebatched}}
+  %0 = tensor.collapse_shape %t [[0, 1]] : tensor<3x2xf32> into tensor<6xf32>
+  return %x : tensor<2x3xf32>
+}
+
+// -----
+
+// Splitting a fold of batch 2 x 3 as 3 x 2 cuts across samples.
+func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %f = tensor.collapse_shape %x [[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+  // expected-error @+1 {{qtrain-rebatch: 'tensor.expand_shape' splits the batch into several dimensions (group 0 of the reassociation); it cannot be rebatched}}
+  %0 = tensor.expand_shape %f [[0, 1]] output_shape [3, 2] : tensor<6xf32> into tensor<3x2xf32>
+  return %x : tensor<2x3xf32>
+}
+
+// -----
+
+// The same, seen from the expanded side: a consumer puts the batch at
+// dimension 1 of the expand's result, behind a dimension of size 3.
+func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %e6 = tensor.empty() : tensor<6xf32>
+  // expected-error @+1 {{qtrain-rebatch: 'tensor.expand_shape' splits group 0 of the reassociation so that dimension 0 of size 3 comes before the batch (dimension 1); it cannot be rebatched}}
+  %u = tensor.expand_shape %e6 [[0, 1]] output_shape [3, 2] : tensor<6xf32> into tensor<3x2xf32>
+  %e = tensor.empty() : tensor<2x3xf32>
+  %t = linalg.transpose ins(%u : tensor<3x2xf32>) outs(%e : tensor<2x3xf32>) permutation = [1, 0]
+  %0 = linalg.add ins(%x, %t : tensor<2x3xf32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// A consumer needs a fold of batch 2 x 3 from a [3, 2] source.
+func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %f = tensor.collapse_shape %x [[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+  %e = tensor.empty() : tensor<3x2xf32>
+  // expected-error @+1 {{qtrain-rebatch: 'tensor.collapse_shape' mixes the batch with other dimensions (group 0 of the reassociation); it cannot be rebatched}}
+  %g = tensor.collapse_shape %e [[0, 1]] : tensor<3x2xf32> into tensor<6xf32>
+  %o = tensor.empty() : tensor<6xf32>
+  %0 = linalg.add ins(%f, %g : tensor<6xf32>, tensor<6xf32>) outs(%o : tensor<6xf32>) -> tensor<6xf32>
+  return %x : tensor<2x3xf32>
+}
+
+// -----
+
+// A sum over the sequence of a batch x sequence fold adds up the tokens of
+// every sample.
+func.func @forward(%x: tensor<1x3x4xf32>) -> tensor<1x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %x2 = tensor.collapse_shape %x [[0, 1], [2]] : tensor<1x3x4xf32> into tensor<3x4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{qtrain-rebatch: 'linalg.generic' reduces over loop 0, which folds the batch with other dimensions (size 3); it would mix samples, so it is not rebatched}}
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+      ins(%x2 : tensor<3x4xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %v, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  return %x : tensor<1x3x4xf32>
+}
+
+// -----
+
+// A matmul that contracts the fold (a Gram matrix over the tokens).
+func.func @forward(%x: tensor<1x3x4xf32>) -> tensor<1x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %x2 = tensor.collapse_shape %x [[0, 1], [2]] : tensor<1x3x4xf32> into tensor<3x4xf32>
+  %te = tensor.empty() : tensor<4x3xf32>
+  %xt = linalg.transpose ins(%x2 : tensor<3x4xf32>) outs(%te : tensor<4x3xf32>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  // expected-error @+1 {{qtrain-rebatch: 'linalg.matmul' reduces over loop 2, which folds the batch with other dimensions (size 3); it would mix samples, so it is not rebatched}}
+  %g = linalg.matmul ins(%xt, %x2 : tensor<4x3xf32>, tensor<3x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %x : tensor<1x3x4xf32>
+}
+
+// -----
+
+// One value per sample broadcast over the rows of a fold: at batch 4 the
+// rows of sample b would need row b, not the loop.
+func.func @forward(%x: tensor<1x3x4xf32>, %p: tensor<1x4xf32>) -> tensor<1x3x4xf32> {
+  %x2 = tensor.collapse_shape %x [[0, 1], [2]] : tensor<1x3x4xf32> into tensor<3x4xf32>
+  %e = tensor.empty() : tensor<3x4xf32>
+  // expected-error @+1 {{qtrain-rebatch: 'linalg.generic' broadcasts the batch of operand #1 over loop 0 of size 3, which is not the batch 1; it cannot be rebatched}}
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x2, %p : tensor<3x4xf32>, tensor<1x4xf32>) outs(%e : tensor<3x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<3x4xf32>
+  return %x : tensor<1x3x4xf32>
+}
+
+// -----
+
+// A constant index into a fold reads the first sample's first row.
+func.func @forward(%x: tensor<1x3x4xf32>) -> tensor<1x3x4xf32> {
+  %x2 = tensor.collapse_shape %x [[0, 1], [2]] : tensor<1x3x4xf32> into tensor<3x4xf32>
+  %e = tensor.empty() : tensor<1x4xf32>
+  // expected-error @+1 {{qtrain-rebatch: 'linalg.generic' reads dimension 0 of operand #0, which folds the batch with other dimensions, at the constant index 0: that is the first sample's part only}}
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x2 : tensor<3x4xf32>) outs(%e : tensor<1x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<1x4xf32>
+  return %x : tensor<1x3x4xf32>
+}
+
+// -----
+
+// Slicing part of a fold.
+func.func @forward(%x: tensor<1x3x4xf32>) -> tensor<1x3x4xf32> {
+  %x2 = tensor.collapse_shape %x [[0, 1], [2]] : tensor<1x3x4xf32> into tensor<3x4xf32>
+  // expected-error @+1 {{qtrain-rebatch: 'tensor.extract_slice' slices the batch (dimension 0); only whole batches can be rebatched}}
+  %0 = tensor.extract_slice %x2[0, 0] [1, 4] [1, 1] : tensor<3x4xf32> to tensor<1x4xf32>
+  return %x : tensor<1x3x4xf32>
 }
 
 // -----

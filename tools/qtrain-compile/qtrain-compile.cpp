@@ -8,6 +8,7 @@
 
 #include "PrecisionBudget.h"
 
+#include "qtrain/Frontend/TosaToLinalg.h"
 #include "qtrain/InitAll.h"
 #include "qtrain/Pipelines/Pipelines.h"
 #include "qtrain/Search/Assignment.h"
@@ -109,6 +110,12 @@ static cl::opt<bool> trainBatchnorm(
 static cl::opt<bool> liftParams("lift-params", cl::init(false),
                                 cl::desc("Lift exported weight constants"),
                                 cl::cat(compileCategory));
+static cl::opt<bool>
+    reinit("reinit", cl::init(false),
+           cl::desc("Initialize every parameter afresh (PyTorch's defaults "
+                    "by layer kind), not from the exported weights; implies "
+                    "--lift-params"),
+           cl::cat(compileCategory));
 static cl::opt<int64_t> batch("batch", cl::init(0),
                               cl::desc("Re-batch the graph to this batch"),
                               cl::cat(compileCategory));
@@ -433,6 +440,15 @@ static int compile(int argc, char **argv) {
   llvm::CrashRecoveryContext::Disable();
   if (!module)
     return 1;
+  // TOSA input is lowered to linalg on tensors first
+  // (docs/passes/import.md).
+  bool tosa = mlir::qtrain::hasTosaOps(*module);
+  if (tosa) {
+    PassManager lowerTosa(&context);
+    mlir::qtrain::buildTosaToLinalgPipeline(lowerTosa);
+    if (failed(lowerTosa.run(*module)))
+      return 1;
+  }
 
   // The step's pipeline as qtrain-opt runs it, qtrain-step{OPTIONS}
   // (lib/Pipelines), with qtrain-compile's flags as its options;
@@ -449,8 +465,10 @@ static int compile(int argc, char **argv) {
                     "' may not contain spaces, braces or quotes");
   auto pipelineOptions = [&](const std::string &assignment) {
     std::string options;
-    if (liftParams)
+    if (liftParams || reinit)
       options += "lift-params=true ";
+    if (reinit)
+      options += "reinit=true ";
     if (batch > 0)
       options += "batch=" + std::to_string(batch) + " ";
     options += "policy=" + policy + " schedule=" + scheduleText +
@@ -508,8 +526,8 @@ static int compile(int argc, char **argv) {
   // --print-pipeline: what qtrain-opt --pass-pipeline= runs to get the
   // module that becomes object code (qtrain-step, then the lowering).
   if (printPipeline) {
-    llvm::outs() << "builtin.module(qtrain-compile{"
-                 << pipelineOptions(assignment) << "})\n";
+    llvm::outs() << "builtin.module(" << (tosa ? "qtrain-tosa-to-linalg," : "")
+                 << "qtrain-compile{" << pipelineOptions(assignment) << "})\n";
     return 0;
   }
   std::string pipeline = stepPipeline(assignment);

@@ -11,20 +11,50 @@
 
 include "mlir/Pass/PassBase.td"
 
+def StripExportPass : Pass<"qtrain-strip-export", "::mlir::ModuleOp"> {
+  let summary = "Remove what an exporter adds around the forward graph";
+  let description = [{
+    torch-mlir's exports carry `ml_program.global @global_seed`, which
+    nothing reads, and eval-mode exports `cf.assert`s on the model's mode;
+    TOSA and torch-mlir name the entry point `@main`. This pass, the first of
+    the front end, leaves the forward graph:
+
+    - an `ml_program.global` nothing uses is dropped; an immutable one with
+      a value that `ml_program.global_load` or `global_load_const` reads is
+      folded into an `arith.constant`; a mutable one that is read, or any
+      other use of a global, is an error (a step keeps no global state);
+    - a `cf.assert` whose condition folds to true is erased, one that folds
+      to false is an error quoting its message, and one whose condition is
+      not a constant is erased with a remark (a step cannot raise);
+    - without a function `@forward`, the module's one public function with
+      a body is renamed to it.
+
+    Each change is reported with a remark (docs/passes/strip-export.md).
+  }];
+  let options = [
+    Option<"forward", "forward", "std::string", /*default=*/"\"forward\"",
+           "Name the entry point gets">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def LiftParamsPass : Pass<"qtrain-lift-params", "::mlir::ModuleOp"> {
   let summary = "Turn the weights an exporter inlined as constants into parameters";
   let description = [{
     torch-mlir inlines a model's weights into the exported function as
     `arith.constant`s (`dense` or `dense_resource` blobs). This pass turns
     every float tensor constant of `@forward` with at least `min-elements`
-    elements that is not a splat into a new argument marked
-    `{qtrain.param}`; splats (fills, padding values) and small constants stay
-    constants. The parameters are inserted after the leading
+    elements that is not a fill or padding splat into a new argument marked
+    `{qtrain.param}`; such splats, small constants and integer, index and
+    i1 tensors stay constants. The parameters are inserted after the leading
     `{qtrain.param}` arguments (first, for an export), in the order the graph
     first uses them; the other arguments keep their order. Each parameter
     keeps its exported value as `qtrain.init` (the constant's own
     `DenseElementsAttr` or `DenseResourceElementsAttr`), the initial value of
-    the bundle, unless `reinit` is set.
+    the bundle, unless `reinit` is set. A weight without values (an elided
+    `dense_resource<__elided__>` blob, a splat in a weight position), and
+    every parameter with `reinit`, gets PyTorch's default initialization
+    for its layer as `qtrain.fresh_init` (qtrain/Analysis/FreshInit.h).
 
     ```mlir
     func.func @forward(%x: tensor<1x784xf32>) -> tensor<1x10xf32> {
@@ -40,8 +70,7 @@ def LiftParamsPass : Pass<"qtrain-lift-params", "::mlir::ModuleOp"> {
 
     Each lifted constant is reported with a remark. Errors: no `@forward`, a
     constant that would need lifting in a function `@forward` calls (inline
-    first), a non-float tensor constant that is not a splat, and nothing to
-    lift in a `@forward` without parameters.
+    first), and nothing to lift in a `@forward` without parameters.
   }];
   let options = [
     Option<"forward", "forward", "std::string", /*default=*/"\"forward\"",
@@ -49,8 +78,8 @@ def LiftParamsPass : Pass<"qtrain-lift-params", "::mlir::ModuleOp"> {
     Option<"minElements", "min-elements", "unsigned", /*default=*/"2",
            "Constants with fewer elements stay constants">,
     Option<"reinit", "reinit", "bool", /*default=*/"false",
-           "Record no initial values (the runtime initializes the "
-           "parameters)">,
+           "Record no initial values: every parameter starts from "
+           "PyTorch's default initialization">,
   ];
   let statistics = [
     Statistic<"numLifted", "lifted-params", "Constants lifted into parameters">,

@@ -39,6 +39,11 @@ struct StepPipelineOptions : public PassPipelineOptions<StepPipelineOptions> {
       *this, "lift-params",
       llvm::cl::desc("Lift exported weight constants (qtrain-lift-params)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> reinit{
+      *this, "reinit",
+      llvm::cl::desc("With lift-params: initialize every parameter afresh "
+                     "(qtrain-lift-params reinit=)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> batch{
       *this, "batch",
       llvm::cl::desc("Re-batch the graph to this batch (qtrain-rebatch; 0: "
@@ -148,8 +153,8 @@ using PipelineErrorFn = function_ref<LogicalResult(const Twine &)>;
 /// none. `bits` is not empty.
 std::string defaultSchedule(StringRef policy, const std::vector<int> &bits);
 
-/// qtrain-frontend: qtrain-lift-params with lift-params, qtrain-rebatch
-/// with a batch.
+/// qtrain-frontend: qtrain-strip-export, qtrain-lift-params with
+/// lift-params, qtrain-rebatch with a batch.
 LogicalResult buildFrontendPipeline(OpPassManager &pm,
                                     const StepPipelineOptions &options,
                                     PipelineErrorFn error);

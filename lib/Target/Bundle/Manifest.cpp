@@ -8,6 +8,8 @@
 
 #include "qtrain/Target/Bundle/Bundle.h"
 
+#include "qtrain/Analysis/FreshInit.h"
+
 #include "QTrain/QTrainDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -55,27 +57,19 @@ static FailureOr<std::vector<char>> rawData(Attribute init) {
   return bytes;
 }
 
-/// How the forward graph uses a rank-1 parameter: a bias broadcast into a
-/// layer (its body yields the value) starts like PyTorch's bias; one that
-/// scales (multiplies) starts at 1 and one that shifts (adds) at 0, as
-/// PyTorch's normalization layers.
-static rt::InitKind vectorInit(Value param) {
-  bool scales = false, shifts = false;
-  for (OpOperand &use : param.getUses()) {
-    auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
-    if (!generic || use.getOperandNumber() >= generic.getNumDpsInputs())
-      continue;
-    BlockArgument arg = generic.getMatchingBlockArgument(&use);
-    for (Operation *user : arg.getUsers()) {
-      scales |= isa<arith::MulFOp, arith::DivFOp>(user);
-      shifts |= isa<arith::AddFOp, arith::SubFOp>(user);
-    }
-  }
-  if (scales)
+/// The runtime's initialization for a fresh one.
+static rt::InitKind toInitKind(FreshInitKind kind) {
+  switch (kind) {
+  case FreshInitKind::KaimingUniform:
+    return rt::InitKind::KaimingUniform;
+  case FreshInitKind::BiasUniform:
+    return rt::InitKind::BiasUniform;
+  case FreshInitKind::Ones:
     return rt::InitKind::Ones;
-  if (shifts)
+  case FreshInitKind::Zeros:
     return rt::InitKind::Zeros;
-  return rt::InitKind::BiasUniform;
+  }
+  llvm_unreachable("unknown FreshInitKind");
 }
 
 FailureOr<BundleContents> mlir::qtrain::collectBundleContents(ModuleOp module) {
@@ -98,7 +92,6 @@ FailureOr<BundleContents> mlir::qtrain::collectBundleContents(ModuleOp module) {
   info.batch = logits.getDimSize(0);
   info.classes = logits.getDimSize(1);
 
-  int64_t lastFanIn = 1;
   bool sawInput = false;
   // LDP: the precision parameter of each site, by site index.
   std::map<int64_t, std::string> precisionOf;
@@ -125,18 +118,18 @@ FailureOr<BundleContents> mlir::qtrain::collectBundleContents(ModuleOp module) {
       if (!data.empty()) {
         param.init.kind = rt::InitKind::File;
         param.init.path = "params/" + param.name + ".bin";
-      } else if (param.shape.size() >= 2) {
-        param.init.kind = rt::InitKind::KaimingUniform;
-        param.init.fanIn = 1;
-        for (size_t d = 1; d < param.shape.size(); ++d)
-          param.init.fanIn *= param.shape[d];
-        lastFanIn = param.init.fanIn;
       } else {
-        // A bias: PyTorch bounds it by the fan-in of its layer's weight,
-        // which precedes it. Normalization parameters start at 1 or 0.
-        // @eval_step has the parameters first, in the same order.
-        param.init.kind = vectorInit(eval.getArgument(info.parameters.size()));
-        param.init.fanIn = lastFanIn;
+        // Chosen on the forward graph (qtrain-lift-params, qtrain-autodiff);
+        // without it, from @eval_step, which has the parameters first in
+        // the same order (qtrain/Analysis/FreshInit.h).
+        std::optional<FreshInit> fresh =
+            readFreshInitAttr(train.getArgAttr(i, kFreshInitAttrName));
+        if (!fresh)
+          fresh = inferFreshInit(eval.getArgument(info.parameters.size()));
+        param.init.kind = toInitKind(fresh->kind);
+        if (param.init.kind == rt::InitKind::KaimingUniform ||
+            param.init.kind == rt::InitKind::BiasUniform)
+          param.init.fanIn = fresh->fanIn;
       }
       info.parameters.push_back(std::move(param));
       contents.paramFiles.push_back(std::move(data));
