@@ -1,4 +1,4 @@
-//===- TrainBatchNorm.cpp - Eval-mode batch norm trained ----*- C++ -*-===//
+//===- TrainBatchNorm.cpp - Eval-mode batch norm trained --------*- C++ -*-===//
 //
 // qtrain-train-batchnorm: a batch norm exported in eval mode, which
 // normalizes with running statistics that are constants (or lifted
