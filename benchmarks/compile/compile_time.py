@@ -32,7 +32,7 @@ def compile_once(build, model, out_dir):
     report = out_dir + ".time"
     cmd = ["taskset", "-c", "0", "/usr/bin/time", "-f", "%U %S %e %M", "-o", report,
            os.path.join(build, "bin/qtrain-compile"), model, "-o", out_dir,
-           "--schedule=cpt:3:8"]
+           "--schedule=cpt:3:8", "--max-variants=4000"]
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
         sys.exit(f"qtrain-compile {model} failed:\n{done.stderr}")
