@@ -550,7 +550,7 @@ TEST(TrainerStepTest, StepErrors) {
   ToyBatch batch = toyBatch();
   float loss = 7;
   ErrorKind kind;
-  Status s = t->step(nullptr, batch.labels.data(), loss, &kind);
+  Status s = t->step(static_cast<const float *>(nullptr), batch.labels.data(), loss, &kind);
   EXPECT_EQ(s.message(), "step: x is null");
   EXPECT_EQ(kind, ErrorKind::InvalidArgument);
   s = t->step(batch.x.data(), nullptr, loss, &kind);
@@ -657,7 +657,7 @@ TEST(TrainerEvalTest, EvalErrors) {
   ToyBatch batch = toyBatch();
   std::vector<float> logits(24);
   ErrorKind kind;
-  Status s = t->eval(nullptr, logits.data(), 0, &kind);
+  Status s = t->eval(static_cast<const float *>(nullptr), logits.data(), 0, &kind);
   EXPECT_EQ(s.message(), "eval: x is null");
   EXPECT_EQ(kind, ErrorKind::InvalidArgument);
   s = t->eval(batch.x.data(), nullptr, 0, &kind);
