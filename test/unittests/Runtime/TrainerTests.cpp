@@ -566,6 +566,47 @@ TEST(TrainerStepTest, StepErrors) {
   EXPECT_EQ(t->getStep(), 0);
 }
 
+TEST(TrainerStepTest, TokenIdInputs) {
+  ToyBundle toy;
+  toy.manifest["input"]["dtype"] = "i64";
+  toy.manifest["input"]["max_value"] = 5;
+  toy.write();
+  // In fp32: the toy reads the ids' bytes as floats (tiny ones), which a
+  // quantizer would scale to NaN.
+  TrainerOptions o = options("fp32", 10);
+  o.gradSchedule = "fp32";
+  std::unique_ptr<Trainer> t = create(openToy(toy.dir), o);
+  ToyBatch batch = toyBatch();
+  std::vector<int64_t> ids(32, 1);
+  std::vector<float> logits(24);
+  float loss = 7;
+  ErrorKind kind;
+  Status s = t->step(batch.x.data(), batch.labels.data(), loss, &kind);
+  EXPECT_EQ(s.message(), "step: the bundle's input is i64 (token ids), not f32");
+  EXPECT_EQ(kind, ErrorKind::InvalidArgument);
+  s = t->eval(batch.x.data(), logits.data(), 0, &kind);
+  EXPECT_EQ(s.message(), "eval: the bundle's input is i64 (token ids), not f32");
+  ids[9] = 6;
+  s = t->step(ids.data(), batch.labels.data(), loss, &kind);
+  EXPECT_EQ(s.message(), "step: x[9] = 6 is outside [0, 5] (the token ids the "
+                         "bundle's tables have)");
+  EXPECT_EQ(kind, ErrorKind::InvalidArgument);
+  ids[9] = -1;
+  s = t->eval(ids.data(), logits.data(), 0, &kind);
+  EXPECT_EQ(s.message(), "eval: x[9] = -1 is outside [0, 5] (the token ids the "
+                         "bundle's tables have)");
+  EXPECT_EQ(loss, 7.0f);
+  EXPECT_EQ(t->getStep(), 0);
+  ids[9] = 5;
+  s = t->step(ids.data(), batch.labels.data(), loss, &kind);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(t->getStep(), 1);
+
+  std::unique_ptr<Trainer> f32 = create(openToy(), options("static:8", 10));
+  s = f32->step(ids.data(), batch.labels.data(), loss, &kind);
+  EXPECT_EQ(s.message(), "step: the bundle's input is f32, not i64");
+}
+
 TEST(TrainerStepTest, TwoTrainersSideBySide) {
   std::shared_ptr<const Bundle> bundle = openToy();
   TrainerOptions oa = options("cpt:3:8", 64, 1),
