@@ -455,13 +455,13 @@ Status Trainer::checkInput(const char *function, DType dtype,
   // outside the table.
   for (int64_t i = 0; i < m.input.numel; ++i)
     if (ids[i] < 0 || (m.inputMaxValue >= 0 && ids[i] > m.inputMaxValue))
-      return failWith(
-          kind, ErrorKind::InvalidArgument,
-          std::string(function) + ": x[" + std::to_string(i) +
-              "] = " + std::to_string(ids[i]) + " is outside [0, " +
-              (m.inputMaxValue >= 0 ? std::to_string(m.inputMaxValue)
-                                    : std::string("2^63")) +
-              "] (the token ids the bundle's tables have)");
+      return failWith(kind, ErrorKind::InvalidArgument,
+                      std::string(function) + ": x[" + std::to_string(i) +
+                          "] = " + std::to_string(ids[i]) + " is outside [0, " +
+                          (m.inputMaxValue >= 0
+                               ? std::to_string(m.inputMaxValue)
+                               : std::string("2^63")) +
+                          "] (the token ids the bundle's tables have)");
   return succeed(kind);
 }
 

@@ -42,10 +42,10 @@ static rt::TensorSpec tensorSpec(Type type, std::string name) {
 /// id, cast to an index inside a linalg body, extracts at, minus one
 /// (std::nullopt when no id is used as an index: compared, as an integer
 /// or an index, with a row as the gradient of a gather does, or converted
-/// to a float, an id reads nothing). The ids are followed through reshapes and slices. Fails, with
-/// an error at the op, where an id could become an index this cannot
-/// bound (arithmetic on it, an index into a dynamic dimension, any other
-/// use of the ids).
+/// to a float, an id reads nothing). The ids are followed through reshapes and
+/// slices. Fails, with an error at the op, where an id could become an index
+/// this cannot bound (arithmetic on it, an index into a dynamic dimension, any
+/// other use of the ids).
 static FailureOr<std::optional<int64_t>> idBound(Value ids) {
   std::optional<int64_t> bound;
   auto unbounded = [](Operation *op) {
@@ -243,8 +243,8 @@ FailureOr<BundleContents> mlir::qtrain::collectBundleContents(ModuleOp module) {
     if (element.isInteger(64)) {
       // Both steps read the tables; the eval step takes the input after
       // the parameters.
-      for (Value ids : {train.getArgument(i),
-                        eval.getArgument(info.parameters.size())}) {
+      for (Value ids :
+           {train.getArgument(i), eval.getArgument(info.parameters.size())}) {
         FailureOr<std::optional<int64_t>> bound = idBound(ids);
         if (failed(bound))
           return failure();

@@ -271,8 +271,7 @@ private:
     return Status::success();
   }
   Status tensor(const json &value, const std::string &path, bool named,
-                const DType *required, const char *why,
-                TensorSpec &out) const {
+                const DType *required, const char *why, TensorSpec &out) const {
     if (!value.is_object())
       return expected(path, "an object", value);
     if (named) {
@@ -801,9 +800,8 @@ QTRAIN_FIELDS_EQUAL(SiteSpec, x.name, x.op, x.macs, x.variants, x.precision,
 QTRAIN_FIELDS_EQUAL(CompilerInfo, x.name, x.version, x.flags)
 QTRAIN_FIELDS_EQUAL(Manifest, x.format, x.version, x.compiler, x.library,
                     x.librarySha256, x.trainEntry, x.evalEntry, x.batch,
-                    x.classes, x.input, x.inputMaxValue, x.labels,
-                    x.parameters, x.state,
-                    x.controls, x.schedule, x.gradSchedule, x.sites)
+                    x.classes, x.input, x.inputMaxValue, x.labels, x.parameters,
+                    x.state, x.controls, x.schedule, x.gradSchedule, x.sites)
 #undef QTRAIN_FIELDS_EQUAL
 
 bool qtrain::rt::learnsPrecisions(const Manifest &manifest) {

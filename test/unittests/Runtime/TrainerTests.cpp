@@ -550,7 +550,8 @@ TEST(TrainerStepTest, StepErrors) {
   ToyBatch batch = toyBatch();
   float loss = 7;
   ErrorKind kind;
-  Status s = t->step(static_cast<const float *>(nullptr), batch.labels.data(), loss, &kind);
+  Status s = t->step(static_cast<const float *>(nullptr), batch.labels.data(),
+                     loss, &kind);
   EXPECT_EQ(s.message(), "step: x is null");
   EXPECT_EQ(kind, ErrorKind::InvalidArgument);
   s = t->step(batch.x.data(), nullptr, loss, &kind);
@@ -582,10 +583,12 @@ TEST(TrainerStepTest, TokenIdInputs) {
   float loss = 7;
   ErrorKind kind;
   Status s = t->step(batch.x.data(), batch.labels.data(), loss, &kind);
-  EXPECT_EQ(s.message(), "step: the bundle's input is i64 (token ids), not f32");
+  EXPECT_EQ(s.message(),
+            "step: the bundle's input is i64 (token ids), not f32");
   EXPECT_EQ(kind, ErrorKind::InvalidArgument);
   s = t->eval(batch.x.data(), logits.data(), 0, &kind);
-  EXPECT_EQ(s.message(), "eval: the bundle's input is i64 (token ids), not f32");
+  EXPECT_EQ(s.message(),
+            "eval: the bundle's input is i64 (token ids), not f32");
   ids[9] = 6;
   s = t->step(ids.data(), batch.labels.data(), loss, &kind);
   EXPECT_EQ(s.message(), "step: x[9] = 6 is outside [0, 5] (the token ids the "
@@ -698,7 +701,8 @@ TEST(TrainerEvalTest, EvalErrors) {
   ToyBatch batch = toyBatch();
   std::vector<float> logits(24);
   ErrorKind kind;
-  Status s = t->eval(static_cast<const float *>(nullptr), logits.data(), 0, &kind);
+  Status s =
+      t->eval(static_cast<const float *>(nullptr), logits.data(), 0, &kind);
   EXPECT_EQ(s.message(), "eval: x is null");
   EXPECT_EQ(kind, ErrorKind::InvalidArgument);
   s = t->eval(batch.x.data(), nullptr, 0, &kind);

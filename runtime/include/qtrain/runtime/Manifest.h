@@ -184,9 +184,9 @@ Status parseManifest(std::string_view text, const std::string &fileName,
 /// The text of manifest.json for `manifest`: a JSON object with its keys
 /// sorted, indented by two spaces, without a final newline. Optional
 /// fields are left out when empty ("library_sha256", the input's
-/// "max_value", a state's "tensors" and "init", a site's "precision"); a variant's "kernels" is always
-/// written. parseManifest() reads it back to an equal Manifest when
-/// `manifest` is valid.
+/// "max_value", a state's "tensors" and "init", a site's "precision"); a
+/// variant's "kernels" is always written. parseManifest() reads it back to an
+/// equal Manifest when `manifest` is valid.
 std::string printManifest(const Manifest &manifest);
 
 /// Whether the bundle learns its precisions per site (LDP): some site names
