@@ -453,15 +453,18 @@ Status Trainer::checkInput(const char *function, DType dtype,
     return succeed(kind);
   // The step reads its tables at these rows: an id past them would read
   // outside the table.
-  for (int64_t i = 0; i < m.input.numel; ++i)
-    if (ids[i] < 0 || (m.inputMaxValue >= 0 && ids[i] > m.inputMaxValue))
+  for (int64_t i = 0; i < m.input.numel; ++i) {
+    std::string at = std::string(function) + ": x[" + std::to_string(i) +
+                     "] = " + std::to_string(ids[i]);
+    if (ids[i] < 0)
       return failWith(kind, ErrorKind::InvalidArgument,
-                      std::string(function) + ": x[" + std::to_string(i) +
-                          "] = " + std::to_string(ids[i]) + " is outside [0, " +
-                          (m.inputMaxValue >= 0
-                               ? std::to_string(m.inputMaxValue)
-                               : std::string("2^63")) +
+                      at + " is negative (token ids are table rows from 0)");
+    if (m.inputMaxValue >= 0 && ids[i] > m.inputMaxValue)
+      return failWith(kind, ErrorKind::InvalidArgument,
+                      at + " is outside [0, " +
+                          std::to_string(m.inputMaxValue) +
                           "] (the token ids the bundle's tables have)");
+  }
   return succeed(kind);
 }
 
