@@ -162,10 +162,10 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
   }
   if (attr.getName() == kStateAttrName) {
     auto kind = dyn_cast<StringAttr>(attr.getValue());
-    if (kind && llvm::is_contained({"ema", "loss_scale", "promotion",
-                                    "overflow", "ldp_lambda", "bn_mean",
-                                    "bn_var"},
-                                   kind.getValue()))
+    if (kind &&
+        llvm::is_contained({"ema", "loss_scale", "promotion", "overflow",
+                            "ldp_lambda", "bn_mean", "bn_var"},
+                           kind.getValue()))
       return success();
     return op->emitError() << "'" << kStateAttrName
                            << "' must be \"ema\", \"loss_scale\", "

@@ -1,4 +1,4 @@
-//===- TrainBatchNorm.cpp - Eval-mode batch norm in training mode -*- C++ -*-===//
+//===- TrainBatchNorm.cpp - Eval-mode batch norm trained --------*- C++ -*-===//
 //
 // qtrain-train-batchnorm: a batch norm exported in eval mode, which
 // normalizes with running statistics that are constants (or lifted
@@ -93,7 +93,8 @@ static std::optional<ChannelOperand> traceChannel(linalg::GenericOp generic,
       cast<RankedTensorType>(use.get().getType()).getShape();
   std::optional<unsigned> dim;
   for (auto [i, expr] : llvm::enumerate(map.getResults())) {
-    if (shape[i] == 1 && (isa<AffineDimExpr>(expr) || expr.isSymbolicOrConstant()))
+    if (shape[i] == 1 &&
+        (isa<AffineDimExpr>(expr) || expr.isSymbolicOrConstant()))
       continue;
     auto d = dyn_cast<AffineDimExpr>(expr);
     if (dim || !d || shape[i] != type.getDimSize(0))
@@ -120,7 +121,7 @@ static bool isScalarConstant(Value v) {
 /// The ops that read the results of `op`, and theirs, up to `depth` levels
 /// deep, with their distance from `op` (0 for `op`).
 static llvm::DenseMap<Operation *, unsigned> usersWithin(Operation *op,
-                                                        unsigned depth) {
+                                                         unsigned depth) {
   llvm::DenseMap<Operation *, unsigned> distance{{op, 0}};
   SmallVector<Operation *> frontier{op};
   for (unsigned d = 1; d <= depth && !frontier.empty(); ++d) {
@@ -153,9 +154,9 @@ static DenseElementsAttr initialValue(Value source, float fallback,
     return dense;
   if (auto blob = dyn_cast_or_null<DenseResourceElementsAttr>(value))
     if (AsmResourceBlob *data = blob.getRawHandle().getBlob();
-        data && data->getData().size() ==
-                    size_t(type.getNumElements()) *
-                        (type.getElementTypeBitWidth() / 8))
+        data &&
+        data->getData().size() ==
+            size_t(type.getNumElements()) * (type.getElementTypeBitWidth() / 8))
       return DenseElementsAttr::getFromRawBuffer(type, data->getData());
   exported = false;
   return DenseElementsAttr::get(
@@ -190,8 +191,7 @@ static Value reducePerChannel(
   }
   maps.push_back(chan);
   return linalg::GenericOp::create(
-             b, loc, TypeRange{channelType}, ins, ValueRange{init}, maps,
-             iters,
+             b, loc, TypeRange{channelType}, ins, ValueRange{init}, maps, iters,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value term = body(nb, nl, args[0], mean ? args[1] : Value());
                linalg::YieldOp::create(
@@ -216,7 +216,8 @@ static Value divideBy(OpBuilder &b, Location loc, Value v, double count) {
                Value n = arith::ConstantOp::create(
                    nb, nl, nb.getFloatAttr(type.getElementType(), count));
                linalg::YieldOp::create(
-                   nb, nl, arith::DivFOp::create(nb, nl, args[0], n).getResult());
+                   nb, nl,
+                   arith::DivFOp::create(nb, nl, args[0], n).getResult());
              })
       .getResult(0);
 }
@@ -310,8 +311,9 @@ void TrainBatchNormPass::runOnOperation() {
       std::optional<Pair> best;
       for (auto [op, d] : afterMean)
         if (auto it = afterVar.find(op); it != afterVar.end())
-          if (!best || std::make_pair(d, it->second) <
-                           std::make_pair(best->meanDistance, best->varDistance))
+          if (!best ||
+              std::make_pair(d, it->second) <
+                  std::make_pair(best->meanDistance, best->varDistance))
             best = Pair{unsigned(m), unsigned(v), d, it->second};
       if (best)
         pairs.push_back(*best);
@@ -398,12 +400,11 @@ void TrainBatchNormPass::runOnOperation() {
     };
     Value runningMean = addState("bn_mean", meanInit);
     Value runningVar = addState("bn_var", varInit);
-    auto meanStat = RunningStatOp::create(
-        b, loc, batchMean, runningMean,
-        b.getF64FloatAttr(momentum), b.getF64FloatAttr(1.0));
+    auto meanStat = RunningStatOp::create(b, loc, batchMean, runningMean,
+                                          b.getF64FloatAttr(momentum),
+                                          b.getF64FloatAttr(1.0));
     auto varStat = RunningStatOp::create(
-        b, loc, batchVar, runningVar,
-        b.getF64FloatAttr(momentum),
+        b, loc, batchVar, runningVar, b.getF64FloatAttr(momentum),
         b.getF64FloatAttr(double(count) / double(count - 1)));
     replaced.insert(mean.mean.source);
     replaced.insert(var->var.source);
@@ -430,7 +431,8 @@ void TrainBatchNormPass::runOnOperation() {
             " channels, dim " + Twine(mean.channelDim) +
             ") trains with batch statistics; its running mean and variance "
             "are state (momentum " +
-            llvm::formatv("{0}", llvm::format("%g", double(momentum))).str() + "), starting at " +
+            llvm::formatv("{0}", llvm::format("%g", double(momentum))).str() +
+            "), starting at " +
             (meanExported && varExported ? "the exported values"
                                          : "0 and 1 (the export has none)"))
                .str();
@@ -460,4 +462,3 @@ void TrainBatchNormPass::runOnOperation() {
       unused.set(i);
   (void)fn.eraseArguments(unused);
 }
-

@@ -179,6 +179,7 @@ void mlir::qtrain::buildCPUBufferPipeline(OpPassManager &pm) {
   pm.addPass(createFuseDecodesPass());
   pm.addPass(createDropAnnotationsPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createShareFunctionsPass());
   pm.addPass(createConvToGemmPass());
   pm.addPass(createFoldTransposesPass());
   pm.addPass(createCanonicalizerPass());

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "qtrain/Codegen/CPU/CodeBits.h"
 #include "qtrain/Codegen/CPU/Passes.h"
 
 #include "qtrain/Analysis/BufferAliasing.h"
@@ -98,7 +99,7 @@ std::optional<StringRef> kernelFor(linalg::LinalgOp op) {
     // Narrow codes (qtrain-integer-kernels says how narrow): bit-serial
     // when it has at most 4 bit-plane pairs, where it is faster than VNNI.
     if (std::optional<std::pair<int32_t, int32_t>> bits = codeBits(op))
-      if (bits->first * bits->second <= 4)
+      if (mlir::qtrain::usesBitSerialGemm(bits->first, bits->second))
         return StringRef("qtrain_mk_gemm_bitserial");
     return StringRef("qtrain_mk_gemm_s8s8s32");
   }

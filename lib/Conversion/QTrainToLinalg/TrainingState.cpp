@@ -80,13 +80,14 @@ struct RunningStatLowering : OpConversionPattern<RunningStatOp> {
         ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
         [&](OpBuilder &nb, Location nl, ValueRange args) {
           auto constant = [&](double v) {
-            return arith::ConstantOp::create(
-                nb, nl, nb.getFloatAttr(elementType, v));
+            return arith::ConstantOp::create(nb, nl,
+                                             nb.getFloatAttr(elementType, v));
           };
           Value batch = args[0];
           if (correction != 1.0)
             batch = arith::MulFOp::create(nb, nl, batch, constant(correction));
-          Value kept = arith::MulFOp::create(nb, nl, args[1], constant(1.0 - m));
+          Value kept =
+              arith::MulFOp::create(nb, nl, args[1], constant(1.0 - m));
           Value added = arith::MulFOp::create(nb, nl, batch, constant(m));
           linalg::YieldOp::create(
               nb, nl, arith::AddFOp::create(nb, nl, kept, added).getResult());
@@ -126,5 +127,6 @@ struct LearnedBitsLowering : OpConversionPattern<LearnedBitsOp> {
 } // namespace
 
 void tolinalg::populateTrainingStatePatterns(RewritePatternSet &patterns) {
-  patterns.add<RangeEmaLowering, RunningStatLowering, LearnedBitsLowering>(patterns.getContext());
+  patterns.add<RangeEmaLowering, RunningStatLowering, LearnedBitsLowering>(
+      patterns.getContext());
 }

@@ -45,6 +45,38 @@ def DropAnnotationsPass : Pass<"qtrain-drop-annotations", "::mlir::ModuleOp"> {
   }];
 }
 
+def ShareFunctionsPass : Pass<"qtrain-share-functions", "::mlir::ModuleOp"> {
+  let summary = "One body for private functions equal up to scalar constants";
+  let description = [{
+    `qtrain-materialize-variants` writes one function per (site, product,
+    bitwidth); after `convert-qtrain-to-linalg` the bitwidths of a site's
+    variants differ only in a few scalar constants (the largest code, the
+    zero point), and sites of the same shapes (the blocks of a ResNet stage)
+    have the same variants. This pass groups the private, call-free
+    functions whose bodies are equal up to the values of integer (wider than
+    i1) and float `arith.constant`s, makes one `NAME_shared` function per
+    group that takes the constants that differ as trailing arguments, calls
+    it from every call of a member with the member's values, and erases the
+    members. Index constants (loop bounds, offsets) must be equal, and so
+    must every other attribute, except that `qtrain.code_bits` hints are
+    equal when neither selects the bit-serial GEMM (the only kernel that
+    reads them). A function referenced other than by `func.call` keeps its
+    body. The results are the same bits: the constants become values, and
+    nothing folds floating-point arithmetic differently for a value. Part of
+    `qtrain-lower-cpu`, after the first canonicalization, so that the rest
+    of the lowering and LLVM compile each body once (docs/performance.md,
+    Compile time).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect"
+  ];
+  let statistics = [
+    Statistic<"numShared", "shared", "Shared functions made">,
+    Statistic<"numMerged", "merged", "Functions replaced by a shared one">,
+    Statistic<"numArguments", "arguments", "Constants passed as arguments">,
+  ];
+}
+
 def ConvToGemmPass : Pass<"qtrain-conv-to-gemm"> {
   let summary = "Run f32 windowed contractions (weight gradients) as GEMMs, "
                 "large padded convolutions in batch chunks";
