@@ -8,6 +8,7 @@
 
 #include "qtrain/runtime/Philox.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -97,6 +98,30 @@ Status qtrain::rt::makeInputPipeline(const Dataset &data,
                                      InputPipeline &out,
                                      std::vector<std::string> &notices) {
   InputPipeline p;
+  if (data.isIds) {
+    // Ids index tables: any change to them would pick other rows.
+    if (inputShape.size() != 2 || inputShape[1] != data.cols)
+      return Status::error(
+          "the bundle's input is " +
+          std::string(inputShape.size() == 2
+                          ? std::to_string(inputShape[1]) + " token ids"
+                          : "token ids of rank " +
+                                std::to_string(inputShape.size())) +
+          " per sample, the data has " + std::to_string(data.cols) +
+          " (N x S ids for a [batch, S] input)");
+    if (!normalization.mean.empty() || !normalization.std.empty())
+      return Status::error("token ids are not normalized (drop "
+                           "--normalize/--mean/--std)");
+    if (augment)
+      return Status::error("token ids are not augmented (drop "
+                           "--augment=crop-flip)");
+    p.dataRows = p.rows = 1;
+    p.dataCols = p.cols = data.cols;
+    p.isIds = true;
+    p.seed = seed;
+    out = std::move(p);
+    return Status::success();
+  }
   p.dataChannels = data.channels;
   p.dataRows = data.rows;
   p.dataCols = data.cols;
@@ -224,4 +249,20 @@ void qtrain::rt::fillBatch(const Dataset &data,
                x + size_t(i * p.sampleSize()));
     labels[i] = data.labels[size_t(indices[i])];
   }
+}
+
+void qtrain::rt::fillIdSamples(const Dataset &data, const int64_t *indices,
+                               size_t count, int64_t *out) {
+  size_t n = size_t(data.sampleSize());
+  for (size_t i = 0; i < count; ++i)
+    std::copy_n(&data.ids[size_t(indices[i]) * n], n, out + i * n);
+}
+
+void qtrain::rt::fillIdBatch(const Dataset &data,
+                             const std::vector<int64_t> &order, int64_t pos,
+                             int64_t batch, int64_t *x, int64_t *labels) {
+  const int64_t *indices = &order[size_t(pos * batch)];
+  fillIdSamples(data, indices, size_t(batch), x);
+  for (int64_t i = 0; i < batch; ++i)
+    labels[i] = data.labels[size_t(indices[i])];
 }

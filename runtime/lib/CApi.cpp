@@ -98,6 +98,39 @@ void fillTensor(const TensorSpec &spec, const float *data,
   tensor->data = data;
 }
 
+/// qtrain_trainer_step and _step_ids: `Input` is the element type of `x`.
+template <typename Input>
+qtrain_status trainStep(const char *fn, qtrain_trainer *trainer, const Input *x,
+                        const int64_t *labels, float *loss) {
+  if (!trainer)
+    return nullArgument(fn, "trainer");
+  if (!x)
+    return nullArgument(fn, "x");
+  if (!labels)
+    return nullArgument(fn, "labels");
+  float value = 0;
+  ErrorKind kind = ErrorKind::None;
+  if (Status s = trainer->trainer->step(x, labels, value, &kind); s.failed())
+    return finish(s, kind);
+  if (loss)
+    *loss = value;
+  return QTRAIN_OK;
+}
+
+template <typename Input>
+qtrain_status evalStep(const char *fn, qtrain_trainer *trainer, const Input *x,
+                       int32_t bits, float *logits) {
+  if (!trainer)
+    return nullArgument(fn, "trainer");
+  if (!x)
+    return nullArgument(fn, "x");
+  if (!logits)
+    return nullArgument(fn, "logits");
+  ErrorKind kind = ErrorKind::None;
+  Status s = trainer->trainer->eval(x, logits, int(bits), &kind);
+  return finish(s, kind);
+}
+
 } // namespace
 
 extern "C" {
@@ -226,36 +259,39 @@ qtrain_status qtrain_trainer_create(const qtrain_bundle *bundle,
 
 void qtrain_trainer_destroy(qtrain_trainer *trainer) { delete trainer; }
 
+qtrain_status qtrain_bundle_get_input_dtype(const qtrain_bundle *bundle,
+                                            const char **dtype,
+                                            int64_t *max_value) {
+  const char *fn = "qtrain_bundle_get_input_dtype";
+  if (!bundle)
+    return nullArgument(fn, "bundle");
+  if (!dtype)
+    return nullArgument(fn, "dtype");
+  const Manifest &m = bundle->bundle->getManifest();
+  *dtype = m.input.dtype == DType::I64 ? "i64" : "f32";
+  if (max_value)
+    *max_value = m.inputMaxValue;
+  return QTRAIN_OK;
+}
+
 qtrain_status qtrain_trainer_step(qtrain_trainer *trainer, const float *x,
                                   const int64_t *labels, float *loss) {
-  const char *fn = "qtrain_trainer_step";
-  if (!trainer)
-    return nullArgument(fn, "trainer");
-  if (!x)
-    return nullArgument(fn, "x");
-  if (!labels)
-    return nullArgument(fn, "labels");
-  float value = 0;
-  ErrorKind kind = ErrorKind::None;
-  if (Status s = trainer->trainer->step(x, labels, value, &kind); s.failed())
-    return finish(s, kind);
-  if (loss)
-    *loss = value;
-  return QTRAIN_OK;
+  return trainStep("qtrain_trainer_step", trainer, x, labels, loss);
+}
+
+qtrain_status qtrain_trainer_step_ids(qtrain_trainer *trainer, const int64_t *x,
+                                      const int64_t *labels, float *loss) {
+  return trainStep("qtrain_trainer_step_ids", trainer, x, labels, loss);
 }
 
 qtrain_status qtrain_trainer_eval(qtrain_trainer *trainer, const float *x,
                                   int32_t bits, float *logits) {
-  const char *fn = "qtrain_trainer_eval";
-  if (!trainer)
-    return nullArgument(fn, "trainer");
-  if (!x)
-    return nullArgument(fn, "x");
-  if (!logits)
-    return nullArgument(fn, "logits");
-  ErrorKind kind = ErrorKind::None;
-  Status s = trainer->trainer->eval(x, logits, int(bits), &kind);
-  return finish(s, kind);
+  return evalStep("qtrain_trainer_eval", trainer, x, bits, logits);
+}
+
+qtrain_status qtrain_trainer_eval_ids(qtrain_trainer *trainer, const int64_t *x,
+                                      int32_t bits, float *logits) {
+  return evalStep("qtrain_trainer_eval_ids", trainer, x, bits, logits);
 }
 
 qtrain_status qtrain_trainer_get_step(const qtrain_trainer *trainer,

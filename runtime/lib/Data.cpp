@@ -99,7 +99,9 @@ void qtrain::rt::detail::countClasses(Dataset &d) {
 void Dataset::truncate(int64_t n) {
   count = n;
   size_t elements = size_t(n * sampleSize());
-  if (isFloat)
+  if (isIds)
+    ids.resize(elements);
+  else if (isFloat)
     values.resize(elements);
   else
     pixels.resize(elements);
@@ -111,6 +113,8 @@ Status qtrain::rt::loadSplit(const DataSource &source, const std::string &split,
   if (split != "train" && split != "test")
     return Status::error("unknown split '" + split +
                          "' (expected train or test)");
+  if (source.tokenIds && source.format != DataFormat::Npy)
+    return Status::error("token ids are read from npy data only");
   switch (source.format) {
   case DataFormat::Idx:
     return loadDataset(source.dir, split, out);
@@ -119,7 +123,7 @@ Status qtrain::rt::loadSplit(const DataSource &source, const std::string &split,
   case DataFormat::Cifar100:
     return loadCifar(source.dir, split, true, source.coarseLabels, out);
   case DataFormat::Npy:
-    return loadNpy(source.dir, split, out);
+    return loadNpy(source.dir, split, out, source.tokenIds);
   }
   return Status::error("unknown data format");
 }

@@ -42,6 +42,21 @@ size_t itemSize(const std::string &dtype) {
   return 0;
 }
 
+/// Element `i` of an integer array (|u1, <i4 or <i8), widened.
+int64_t integerAt(const NpyArray &a, size_t i) {
+  size_t item = itemSize(a.dtype);
+  if (item == 1)
+    return a.bytes[i];
+  if (item == 4) {
+    int32_t v;
+    std::memcpy(&v, &a.bytes[i * 4], 4);
+    return v;
+  }
+  int64_t v;
+  std::memcpy(&v, &a.bytes[i * 8], 8);
+  return v;
+}
+
 std::string shapeText(const std::vector<int64_t> &shape) {
   std::string text = "(";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -269,7 +284,7 @@ Status qtrain::rt::readNpy(const std::string &path,
 }
 
 Status qtrain::rt::loadNpy(const std::string &dir, const std::string &split,
-                           Dataset &out) {
+                           Dataset &out, bool tokenIds) {
   if (split != "train" && split != "test")
     return Status::error("unknown split '" + split +
                          "' (expected train or test)");
@@ -284,11 +299,20 @@ Status qtrain::rt::loadNpy(const std::string &dir, const std::string &split,
     if (::stat(path.c_str(), &st) != 0)
       return Status::error(missing(path));
   NpyArray x, y;
-  if (Status s = readNpy(xPath, {"|u1", "<f4"}, x); s.failed())
-    return s;
-  if (x.shape.size() != 3 && x.shape.size() != 4)
-    return Status::error(xPath + ": shape " + shapeText(x.shape) +
-                         ": expected N x C x H x W or N x H x W");
+  if (tokenIds) {
+    if (Status s = readNpy(xPath, {"|u1", "<i4", "<i8"}, x); s.failed())
+      return Status::error(s.message() + " (the bundle's input is token ids)");
+    if (x.shape.size() != 2)
+      return Status::error(xPath + ": shape " + shapeText(x.shape) +
+                           ": expected N x S token ids (the bundle's input "
+                           "is token ids)");
+  } else {
+    if (Status s = readNpy(xPath, {"|u1", "<f4"}, x); s.failed())
+      return s;
+    if (x.shape.size() != 3 && x.shape.size() != 4)
+      return Status::error(xPath + ": shape " + shapeText(x.shape) +
+                           ": expected N x C x H x W or N x H x W");
+  }
   if (Status s = readNpy(yPath, {"|u1", "<i4", "<i8"}, y); s.failed())
     return s;
   if (y.shape.size() != 1)
@@ -302,11 +326,23 @@ Status qtrain::rt::loadNpy(const std::string &dir, const std::string &split,
   d.count = x.shape[0];
   bool chw = x.shape.size() == 4;
   d.channels = chw ? x.shape[1] : 1;
-  d.rows = x.shape[chw ? 2 : 1];
-  d.cols = x.shape[chw ? 3 : 2];
+  d.rows = tokenIds ? 1 : x.shape[chw ? 2 : 1];
+  d.cols = x.shape[tokenIds ? 1 : chw ? 3 : 2];
   d.isFloat = x.dtype == "<f4";
+  d.isIds = tokenIds;
   size_t elements = size_t(d.count * d.sampleSize());
-  if (d.isFloat) {
+  if (d.isIds) {
+    d.ids.resize(elements);
+    for (size_t i = 0; i < elements; ++i) {
+      d.ids[i] = integerAt(x, i);
+      if (d.ids[i] < 0)
+        return Status::error(
+            xPath + ": token id " + std::to_string(d.ids[i]) + " at sample " +
+            std::to_string(i / size_t(d.cols)) + ", position " +
+            std::to_string(i % size_t(d.cols)) +
+            " is negative (ids are table rows from 0)");
+    }
+  } else if (d.isFloat) {
     d.values.resize(elements);
     std::memcpy(d.values.data(), x.bytes.data(), elements * sizeof(float));
     for (size_t i = 0; i < elements; ++i)
@@ -318,19 +354,9 @@ Status qtrain::rt::loadNpy(const std::string &dir, const std::string &split,
   } else {
     d.pixels = std::move(x.bytes);
   }
-  size_t item = itemSize(y.dtype);
   d.labels.resize(size_t(d.count));
   for (size_t i = 0; i < size_t(d.count); ++i) {
-    int64_t label = 0;
-    if (item == 1) {
-      label = y.bytes[i];
-    } else if (item == 4) {
-      int32_t v;
-      std::memcpy(&v, &y.bytes[i * 4], 4);
-      label = v;
-    } else {
-      std::memcpy(&label, &y.bytes[i * 8], 8);
-    }
+    int64_t label = integerAt(y, i);
     if (label < 0)
       return Status::error(yPath + ": label " + std::to_string(label) +
                            " at index " + std::to_string(i) +

@@ -47,8 +47,10 @@ Status qtrain::rt::measureRange(Trainer &trainer, int bits,
                                 RangePoint &point) {
   const Manifest &m = trainer.getBundle().getManifest();
   int64_t batch = m.batch;
-  std::vector<float> x(static_cast<size_t>(batch * options.input.sampleSize())),
-      logits(size_t(batch * m.classes));
+  size_t numel = size_t(batch * options.input.sampleSize());
+  bool isIds = options.input.isIds;
+  std::vector<float> x(isIds ? 0 : numel), logits(size_t(batch * m.classes));
+  std::vector<int64_t> ids(isIds ? numel : 0);
   std::vector<int64_t> labels(static_cast<size_t>(batch));
   int64_t perEpoch = train.count / batch;
   std::vector<int64_t> order;
@@ -59,12 +61,17 @@ Status qtrain::rt::measureRange(Trainer &trainer, int bits,
     int64_t epoch = step / perEpoch, pos = step % perEpoch;
     if (pos == 0)
       order = shuffleOrder(options.seed, epoch, train.count);
-    fillBatch(train, order, pos, batch, step, options.input, x.data(),
-              labels.data());
+    if (isIds)
+      fillIdBatch(train, order, pos, batch, ids.data(), labels.data());
+    else
+      fillBatch(train, order, pos, batch, step, options.input, x.data(),
+                labels.data());
     bool first = step < options.window;
     bool last = step >= options.steps - options.window;
     if (first || last) {
-      if (Status s = trainer.eval(x.data(), logits.data(), bits); s.failed())
+      if (Status s = isIds ? trainer.eval(ids.data(), logits.data(), bits)
+                           : trainer.eval(x.data(), logits.data(), bits);
+          s.failed())
         return s;
       int64_t correct = 0;
       for (int64_t i = 0; i < batch; ++i) {
@@ -76,7 +83,8 @@ Status qtrain::rt::measureRange(Trainer &trainer, int bits,
     }
     float loss;
     ErrorKind kind = ErrorKind::None;
-    Status s = trainer.step(x.data(), labels.data(), loss, &kind);
+    Status s = isIds ? trainer.step(ids.data(), labels.data(), loss, &kind)
+                     : trainer.step(x.data(), labels.data(), loss, &kind);
     if (s.failed() && kind != ErrorKind::Diverged)
       return s;
     if (s.failed() || !std::isfinite(loss)) {

@@ -440,11 +440,56 @@ float Trainer::getLdpLambda() const {
                    .data[0];
 }
 
+Status Trainer::checkInput(const char *function, DType dtype,
+                           const int64_t *ids, ErrorKind *kind) const {
+  const Manifest &m = bundle->getManifest();
+  if (m.input.dtype != dtype)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    std::string(function) + ": the bundle's input is " +
+                        std::string(toString(m.input.dtype)) +
+                        (m.input.dtype == DType::I64 ? " (token ids)" : "") +
+                        ", not " + std::string(toString(dtype)));
+  if (!ids)
+    return succeed(kind);
+  // The step reads its tables at these rows: an id past them would read
+  // outside the table.
+  for (int64_t i = 0; i < m.input.numel; ++i) {
+    std::string at = std::string(function) + ": x[" + std::to_string(i) +
+                     "] = " + std::to_string(ids[i]);
+    if (ids[i] < 0)
+      return failWith(kind, ErrorKind::InvalidArgument,
+                      at + " is negative (token ids are table rows from 0)");
+    if (m.inputMaxValue >= 0 && ids[i] > m.inputMaxValue)
+      return failWith(kind, ErrorKind::InvalidArgument,
+                      at + " is outside [0, " +
+                          std::to_string(m.inputMaxValue) +
+                          "] (the token ids the bundle's tables have)");
+  }
+  return succeed(kind);
+}
+
 Status Trainer::step(const float *x, const int64_t *labels, float &loss,
                      ErrorKind *kind) {
   if (!x || !labels)
     return failWith(kind, ErrorKind::InvalidArgument,
                     std::string("step: ") + (x ? "labels" : "x") + " is null");
+  if (Status s = checkInput("step", DType::F32, nullptr, kind); s.failed())
+    return s;
+  return runTrain(x, labels, loss, kind);
+}
+
+Status Trainer::step(const int64_t *x, const int64_t *labels, float &loss,
+                     ErrorKind *kind) {
+  if (!x || !labels)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    std::string("step: ") + (x ? "labels" : "x") + " is null");
+  if (Status s = checkInput("step", DType::I64, x, kind); s.failed())
+    return s;
+  return runTrain(x, labels, loss, kind);
+}
+
+Status Trainer::runTrain(const void *x, const int64_t *labels, float &loss,
+                         ErrorKind *kind) {
   const Manifest &m = bundle->getManifest();
   for (int64_t i = 0; i < m.labels.numel; ++i)
     if (labels[i] < 0 || labels[i] >= m.classes)
@@ -456,7 +501,7 @@ Status Trainer::step(const float *x, const int64_t *labels, float &loss,
     return s;
 
   std::vector<void *> &args = trainArgs[current];
-  args[trainInputIndex] = const_cast<float *>(x);
+  args[trainInputIndex] = const_cast<void *>(x);
   args[trainLabelsIndex] = const_cast<int64_t *>(labels);
   lossArg = 0;
   Bundle::MemoryStatsFunction stats = bundle->getMemoryStats();
@@ -582,6 +627,23 @@ Status Trainer::eval(const float *x, float *logits, int bits, ErrorKind *kind) {
   if (!x || !logits)
     return failWith(kind, ErrorKind::InvalidArgument,
                     std::string("eval: ") + (x ? "logits" : "x") + " is null");
+  if (Status s = checkInput("eval", DType::F32, nullptr, kind); s.failed())
+    return s;
+  return selectEval(x, logits, bits, kind);
+}
+
+Status Trainer::eval(const int64_t *x, float *logits, int bits,
+                     ErrorKind *kind) {
+  if (!x || !logits)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    std::string("eval: ") + (x ? "logits" : "x") + " is null");
+  if (Status s = checkInput("eval", DType::I64, x, kind); s.failed())
+    return s;
+  return selectEval(x, logits, bits, kind);
+}
+
+Status Trainer::selectEval(const void *x, float *logits, int bits,
+                           ErrorKind *kind) {
   if (stepIndex > kMaxStep)
     return failWith(kind, ErrorKind::InvalidArgument,
                     "eval: step " + std::to_string(stepIndex) +
@@ -624,13 +686,13 @@ Status Trainer::eval(const float *x, float *logits, int bits, ErrorKind *kind) {
   return runEval(x, logits, bits, gradBits, kind);
 }
 
-Status Trainer::runEval(const float *x, float *logits, int bits, int gradBits,
+Status Trainer::runEval(const void *x, float *logits, int bits, int gradBits,
                         ErrorKind *kind) {
   evalBitsArg = bits;
   evalGradBitsArg = gradBits;
   evalStepArg = int32_t(stepIndex);
   std::vector<void *> &args = evalArgs[current];
-  args[evalInputIndex] = const_cast<float *>(x);
+  args[evalInputIndex] = const_cast<void *>(x);
   args[evalLogitsIndex] = logits;
   if (Status s =
           bundle->runStep(bundle->getEvalStep(), args.data(), threads, kind);

@@ -7,11 +7,18 @@ for tests: no download, no numpy.
   make_dataset.py npy DIR [--train=N] [--test=N] [--shape=C,H,W | H,W]
                           [--dtype=u1|f4] [--labels=u1|i4|i8] [--bad-label]
                           [--classes=K]
+  make_dataset.py tokens DIR [--train=N] [--test=N] [--seq=S] [--vocab=V]
+                             [--dtype=u1|i4|i8] [--classes=K] [--bad-id=ID]
 
 Samples are learnable: each class has its own mean brightness per channel,
 plus deterministic noise. CIFAR-100's coarse label is the fine one // 5
 (--classes bounds the fine labels, default 100). --bad-label puts an out-of-range label (10 for
 CIFAR-10, -1 for npy) in the first test sample.
+
+tokens writes npy token ids (N x S) for a text classifier: ids K..V-1 are
+noise; a sample of class k holds marker id k at one position and no other
+marker, so the label is which marker occurs. --bad-id puts ID at the first
+test sample's first position.
 """
 
 import argparse
@@ -38,6 +45,23 @@ def samples(count, size, classes, seed, channels):
     return out
 
 
+def token_samples(count, seq, vocab, classes, seed):
+    """(label, ids) pairs: noise ids from an LCG, the label's marker at a
+    position drawn from it too."""
+    state = seed * 2654435761 % 2**32
+    out = []
+    for s in range(count):
+        label = (s * 7 + seed) % classes
+        ids = []
+        for _ in range(seq):
+            state = (state * 1103515245 + 12345) % 2**31
+            ids.append(classes + (state >> 16) % (vocab - classes))
+        state = (state * 1103515245 + 12345) % 2**31
+        ids[(state >> 16) % seq] = label
+        out.append((label, ids))
+    return out
+
+
 def npy(path, descr, shape, data):
     dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
     header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
@@ -51,12 +75,15 @@ def npy(path, descr, shape, data):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("format", choices=["cifar10", "cifar100", "npy"])
+    p.add_argument("format", choices=["cifar10", "cifar100", "npy", "tokens"])
     p.add_argument("dir")
     p.add_argument("--train", type=int, default=100)
     p.add_argument("--test", type=int, default=20)
     p.add_argument("--shape", default="3,32,32")
-    p.add_argument("--dtype", default="u1", choices=["u1", "f4"])
+    p.add_argument("--dtype", default="u1", choices=["u1", "f4", "i4", "i8"])
+    p.add_argument("--seq", type=int, default=8)
+    p.add_argument("--vocab", type=int, default=64)
+    p.add_argument("--bad-id", type=int)
     p.add_argument("--labels", default="i8", choices=["u1", "i4", "i8"])
     p.add_argument("--classes", type=int)
     p.add_argument("--bad-label", action="store_true")
@@ -91,6 +118,22 @@ def main():
                 f.write(records(train))
             with open(os.path.join(a.dir, "test.bin"), "wb") as f:
                 f.write(records(test, a.bad_label))
+        return 0
+
+    if a.format == "tokens":
+        classes = a.classes or 4
+        code = {"u1": ("|u1", "B"), "i4": ("<i4", "<i"),
+                "i8": ("<i8", "<q")}[a.dtype]
+        for split, count, seed in (("train", a.train, 1), ("test", a.test, 2)):
+            items = token_samples(count, a.seq, a.vocab, classes, seed)
+            if a.bad_id is not None and split == "test":
+                items[0][1][0] = a.bad_id
+            x = b"".join(struct.pack(code[1], v)
+                         for _, ids in items for v in ids)
+            y = b"".join(struct.pack("<q", label) for label, _ in items)
+            npy(os.path.join(a.dir, split + "_x.npy"), code[0],
+                [count, a.seq], x)
+            npy(os.path.join(a.dir, split + "_y.npy"), "<i8", [count], y)
         return 0
 
     shape = [int(d) for d in a.shape.split(",")]

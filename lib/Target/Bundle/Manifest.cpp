@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/FileSystem.h"
@@ -34,6 +35,60 @@ static rt::TensorSpec tensorSpec(Type type, std::string name) {
       tensor.getElementType().isF32() ? rt::DType::F32 : rt::DType::I64;
   spec.numel = tensor.getNumElements();
   return spec;
+}
+
+/// The largest token id that `ids` (an i64 tensor) can hold without the
+/// step reading past a table: the rows of the smallest table dimension an
+/// id, cast to an index inside a linalg body, extracts at, minus one
+/// (std::nullopt when no id is used as an index: compared, as an integer
+/// or an index, with a row as the gradient of a gather does, or converted
+/// to a float, an id reads nothing). The ids are followed through reshapes and
+/// slices. Fails, with an error at the op, where an id could become an index
+/// this cannot bound (arithmetic on it, an index into a dynamic dimension, any
+/// other use of the ids).
+static FailureOr<std::optional<int64_t>> idBound(Value ids) {
+  std::optional<int64_t> bound;
+  auto unbounded = [](Operation *op) {
+    return op->emitError("qtrain-compile: cannot bound the token ids used "
+                         "here, so the runtime could not keep them inside "
+                         "the step's tables (an id may only be cast to an "
+                         "index for a tensor.extract of a static dimension, "
+                         "compared, or converted to a float)");
+  };
+  SmallVector<Value> worklist = {ids};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+              tensor::ExtractSliceOp, tensor::CastOp>(user)) {
+        worklist.push_back(user->getResult(0));
+        continue;
+      }
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      if (!generic || !generic.isDpsInput(&use))
+        return unbounded(user);
+      for (Operation *op : generic.getMatchingBlockArgument(&use).getUsers()) {
+        if (isa<arith::CmpIOp, arith::SIToFPOp, arith::UIToFPOp>(op))
+          continue;
+        if (!isa<arith::IndexCastOp, arith::IndexCastUIOp>(op))
+          return unbounded(op);
+        for (OpOperand &index : op->getResult(0).getUses()) {
+          if (isa<arith::CmpIOp>(index.getOwner()))
+            continue;
+          auto extract = dyn_cast<tensor::ExtractOp>(index.getOwner());
+          if (!extract || index.getOperandNumber() == 0)
+            return unbounded(index.getOwner());
+          int64_t rows = extract.getTensor().getType().getDimSize(
+              index.getOperandNumber() - 1);
+          if (ShapedType::isDynamic(rows))
+            return unbounded(extract);
+          bound = std::min(bound.value_or(rows - 1), rows - 1);
+        }
+      }
+    }
+  }
+  return bound;
 }
 
 /// The raw bytes of an initial value (a splat repeated to every element),
@@ -177,8 +232,28 @@ FailureOr<BundleContents> mlir::qtrain::collectBundleContents(ModuleOp module) {
              << i << " of @train_step (" << type
              << ") has no place in the bundle format, which takes one data "
                 "input";
+    Type element = cast<RankedTensorType>(type).getElementType();
+    if (!element.isF32() && !element.isInteger(64))
+      return train.emitError("qtrain-compile: the input batch is ")
+             << type
+             << "; bundles take f32 features or i64 token ids (the ABI's "
+                "float * or int64_t *)";
     info.input = tensorSpec(type, "x");
     sawInput = true;
+    if (element.isInteger(64)) {
+      // Both steps read the tables; the eval step takes the input after
+      // the parameters.
+      for (Value ids :
+           {train.getArgument(i), eval.getArgument(info.parameters.size())}) {
+        FailureOr<std::optional<int64_t>> bound = idBound(ids);
+        if (failed(bound))
+          return failure();
+        if (*bound)
+          info.inputMaxValue = info.inputMaxValue < 0
+                                   ? **bound
+                                   : std::min(info.inputMaxValue, **bound);
+      }
+    }
   }
   if (!sawInput)
     return train.emitError("qtrain-compile: @train_step has no input batch");

@@ -56,7 +56,11 @@ std::string qtrain::rt::abiDescription(const Manifest &m) {
   line("entry.eval", abiWord(m.evalEntry));
   line("batch", std::to_string(m.batch));
   line("classes", std::to_string(m.classes));
-  line("input", abiWord(m.input.name) + " " + abiShape(m.input));
+  // The bound only where there is one, so f32 bundles keep their digest.
+  line("input", abiWord(m.input.name) + " " + abiShape(m.input) +
+                    (m.inputMaxValue >= 0
+                         ? " max_value " + std::to_string(m.inputMaxValue)
+                         : ""));
   line("labels", abiShape(m.labels));
   std::string controls;
   for (const std::string &c : m.controls)

@@ -253,8 +253,9 @@ private:
     }
     return Status::success();
   }
-  Status dtype(const json &parent, const std::string &path, DType required,
-               const char *why, TensorSpec &out) const {
+  /// `required` null: either dtype.
+  Status dtype(const json &parent, const std::string &path,
+               const DType *required, const char *why, TensorSpec &out) const {
     std::string text;
     if (Status s = string(parent, path, "dtype", /*nonEmpty=*/false, text);
         s.failed())
@@ -263,14 +264,14 @@ private:
       return fail(join(path, "dtype"),
                   "unknown dtype '" + text + "' (expected f32 or i64)");
     out.dtype = text == "f32" ? DType::F32 : DType::I64;
-    if (out.dtype != required)
+    if (required && out.dtype != *required)
       return fail(join(path, "dtype"),
-                  "expected \"" + std::string(toString(required)) + "\" (" +
+                  "expected \"" + std::string(toString(*required)) + "\" (" +
                       why + "), got \"" + text + "\"");
     return Status::success();
   }
   Status tensor(const json &value, const std::string &path, bool named,
-                DType required, const char *why, TensorSpec &out) const {
+                const DType *required, const char *why, TensorSpec &out) const {
     if (!value.is_object())
       return expected(path, "an object", value);
     if (named) {
@@ -374,10 +375,21 @@ Status ManifestReader::read(const json &root, Manifest &m) const {
   const json *input, *labels;
   if (Status s = member(root, "", "input", input); s.failed())
     return s;
-  if (Status s = tensor(*input, "input", /*named=*/true, DType::F32,
-                        "the input batch is f32", m.input);
+  // f32 features or i64 token ids: the ABI passes either.
+  if (Status s = tensor(*input, "input", /*named=*/true, /*required=*/nullptr,
+                        "", m.input);
       s.failed())
     return s;
+  if (auto it = input->find("max_value"); it != input->end()) {
+    if (m.input.dtype != DType::I64)
+      return fail("input.max_value",
+                  "only an i64 (token id) input has a max_value");
+    if (Status s = integer(*it, "input.max_value", 0,
+                           std::numeric_limits<int64_t>::max(),
+                           "a non-negative integer", m.inputMaxValue);
+        s.failed())
+      return s;
+  }
   if (m.input.shape.empty() || m.input.shape[0] != m.batch)
     return fail("input.shape", "expected the batch size " +
                                    std::to_string(m.batch) +
@@ -385,7 +397,8 @@ Status ManifestReader::read(const json &root, Manifest &m) const {
   if (Status s = member(root, "", "labels", labels); s.failed())
     return s;
   m.labels.name = "labels";
-  if (Status s = tensor(*labels, "labels", /*named=*/false, DType::I64,
+  DType i64 = DType::I64;
+  if (Status s = tensor(*labels, "labels", /*named=*/false, &i64,
                         "labels are class indices", m.labels);
       s.failed())
     return s;
@@ -436,7 +449,8 @@ Status ManifestReader::readParameters(const json &root, Manifest &m) const {
   for (size_t i = 0; i < params->size(); ++i) {
     std::string path = index("parameters", i);
     ParameterSpec p;
-    if (Status s = tensor((*params)[i], path, /*named=*/true, DType::F32,
+    DType f32 = DType::F32;
+    if (Status s = tensor((*params)[i], path, /*named=*/true, &f32,
                           "parameters are f32 buffers", p);
         s.failed())
       return s;
@@ -485,7 +499,8 @@ Status ManifestReader::readState(const json &root, Manifest &m) const {
   for (size_t i = 0; i < state->size(); ++i) {
     std::string path = index("state", i);
     StateSpec t;
-    if (Status s = tensor((*state)[i], path, /*named=*/true, DType::F32,
+    DType f32 = DType::F32;
+    if (Status s = tensor((*state)[i], path, /*named=*/true, &f32,
                           "state tensors are f32 buffers", t);
         s.failed())
       return s;
@@ -760,6 +775,8 @@ std::string qtrain::rt::printManifest(const Manifest &m) {
   };
   if (!m.librarySha256.empty())
     root["library_sha256"] = m.librarySha256;
+  if (m.inputMaxValue >= 0)
+    root["input"]["max_value"] = m.inputMaxValue;
   // Invalid UTF-8 (a command line in `flags`) becomes U+FFFD instead of
   // an exception.
   return root.dump(2, ' ', /*ensure_ascii=*/false,
@@ -783,8 +800,8 @@ QTRAIN_FIELDS_EQUAL(SiteSpec, x.name, x.op, x.macs, x.variants, x.precision,
 QTRAIN_FIELDS_EQUAL(CompilerInfo, x.name, x.version, x.flags)
 QTRAIN_FIELDS_EQUAL(Manifest, x.format, x.version, x.compiler, x.library,
                     x.librarySha256, x.trainEntry, x.evalEntry, x.batch,
-                    x.classes, x.input, x.labels, x.parameters, x.state,
-                    x.controls, x.schedule, x.gradSchedule, x.sites)
+                    x.classes, x.input, x.inputMaxValue, x.labels, x.parameters,
+                    x.state, x.controls, x.schedule, x.gradSchedule, x.sites)
 #undef QTRAIN_FIELDS_EQUAL
 
 bool qtrain::rt::learnsPrecisions(const Manifest &manifest) {

@@ -47,10 +47,30 @@ Data qtrain::run::loadData(const Options &o, const rt::Manifest &m) {
     d.source.format = rt::DataFormat::Npy;
     d.formatName = "npy";
   }
+  d.source.tokenIds = m.input.dtype == rt::DType::I64;
+  if (d.source.tokenIds && d.source.format != rt::DataFormat::Npy)
+    die("the bundle's input is token ids (i64); give --data=npy with N x S "
+        "integer x arrays");
   for (auto [split, set] :
        {std::pair("train", &d.train), std::pair("test", &d.test)})
     if (rt::Status s = rt::loadSplit(d.source, split, *set); s.failed())
       die(s.message());
+  // Found here, naming the file, rather than by the step that gets it.
+  for (auto [split, set] :
+       {std::pair("train", &d.train), std::pair("test", &d.test)}) {
+    if (!set->isIds || m.inputMaxValue < 0)
+      continue;
+    auto it = std::find_if(set->ids.begin(), set->ids.end(),
+                           [&](int64_t id) { return id > m.inputMaxValue; });
+    if (it != set->ids.end()) {
+      size_t at = size_t(it - set->ids.begin());
+      die(d.dir + "/" + split + "_x.npy: token id " + std::to_string(*it) +
+          " at sample " + std::to_string(at / size_t(set->cols)) +
+          ", position " + std::to_string(at % size_t(set->cols)) +
+          " is past the bundle's tables (ids 0.." +
+          std::to_string(m.inputMaxValue) + ")");
+    }
+  }
   if (o.trainLimit > 0 && o.trainLimit < d.train.count)
     d.train.truncate(o.trainLimit);
   if (o.testLimit > 0 && o.testLimit < d.test.count)
@@ -91,8 +111,10 @@ EvalResult qtrain::run::evaluate(rt::Trainer &trainer, const rt::Dataset &test,
                                  const rt::InputPipeline &input, int bits) {
   const rt::Manifest &m = trainer.getBundle().getManifest();
   int64_t batch = m.batch, classes = m.classes;
-  std::vector<float> x(static_cast<size_t>(batch * input.sampleSize())),
+  size_t numel = size_t(batch * input.sampleSize());
+  std::vector<float> x(input.isIds ? 0 : numel),
       logits(size_t(batch * classes));
+  std::vector<int64_t> ids(input.isIds ? numel : 0);
   std::vector<int64_t> indices(static_cast<size_t>(batch));
   int64_t correct = 0;
   double lossSum = 0;
@@ -101,8 +123,15 @@ EvalResult qtrain::run::evaluate(rt::Trainer &trainer, const rt::Dataset &test,
     for (int64_t i = 0; i < n; ++i)
       indices[size_t(i)] = start + i;
     std::fill(x.begin(), x.end(), 0.0f);
-    rt::fillSamples(test, indices.data(), size_t(n), input, x.data());
-    if (rt::Status s = trainer.eval(x.data(), logits.data(), bits); s.failed())
+    std::fill(ids.begin(), ids.end(), 0);
+    if (input.isIds)
+      rt::fillIdSamples(test, indices.data(), size_t(n), ids.data());
+    else
+      rt::fillSamples(test, indices.data(), size_t(n), input, x.data());
+    if (rt::Status s = input.isIds
+                           ? trainer.eval(ids.data(), logits.data(), bits)
+                           : trainer.eval(x.data(), logits.data(), bits);
+        s.failed())
       die("evaluation: " + s.message());
     for (int64_t i = 0; i < n; ++i) {
       const float *row = &logits[size_t(i * classes)];

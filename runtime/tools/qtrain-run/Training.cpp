@@ -42,7 +42,9 @@ int qtrain::run::train(const Session &session) {
   int64_t epochSteps = session.start.epochSteps;
 
   Progress progress(o.progress, stepsPerEpoch, o.epochs);
-  std::vector<float> x(static_cast<size_t>(m.input.numel));
+  bool ids = data.input.isIds;
+  std::vector<float> x(ids ? 0 : static_cast<size_t>(m.input.numel));
+  std::vector<int64_t> idsX(ids ? static_cast<size_t>(m.input.numel) : 0);
   std::vector<int64_t> labels(static_cast<size_t>(batch));
   std::vector<int64_t> order;
   StepTimes stepTimes;
@@ -80,14 +82,20 @@ int qtrain::run::train(const Session &session) {
     int64_t epoch = step / stepsPerEpoch, pos = step % stepsPerEpoch;
     if (order.empty() || pos == 0 || step == start)
       order = rt::shuffleOrder(o.seed, epoch, data.train.count);
-    rt::fillBatch(data.train, order, pos, batch, step, data.input, x.data(),
-                  labels.data());
+    if (ids)
+      rt::fillIdBatch(data.train, order, pos, batch, idsX.data(),
+                      labels.data());
+    else
+      rt::fillBatch(data.train, order, pos, batch, step, data.input, x.data(),
+                    labels.data());
     float loss = 0;
     float lossScale = trainer.getLossScale();
     // The lambda this step's loss uses (a target cost moves it after).
     float lambda = trainer.getLdpLambda();
     auto t0 = Clock::now();
-    if (rt::Status s = trainer.step(x.data(), labels.data(), loss); s.failed())
+    if (rt::Status s = ids ? trainer.step(idsX.data(), labels.data(), loss)
+                           : trainer.step(x.data(), labels.data(), loss);
+        s.failed())
       die("step " + std::to_string(step) + ": " + s.message());
     if (!o.overflowProfile.empty()) {
       const std::vector<float> &ratios = trainer.getLastOverflowRatios();

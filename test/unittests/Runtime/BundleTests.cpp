@@ -512,8 +512,8 @@ TEST(BundleErrorTest, WrongTypes) {
       {"/input/shape", "8x4", "input.shape: expected an array, got \"8x4\""},
       {"/input/dtype", "f16",
        "input.dtype: unknown dtype 'f16' (expected f32 or i64)"},
-      {"/input/dtype", "i64",
-       "input.dtype: expected \"f32\" (the input batch is f32), got \"i64\""},
+      {"/input/max_value", 63,
+       "input.max_value: only an i64 (token id) input has a max_value"},
       {"/labels/dtype", "f32",
        "labels.dtype: expected \"i64\" (labels are class indices), got "
        "\"f32\""},
@@ -613,6 +613,30 @@ TEST(BundleErrorTest, InputBatchMismatch) {
   EXPECT_EQ(formatError(toy), toy.manifestPath() +
                                   ": input.shape: expected the batch size 8 "
                                   "as the first dimension");
+}
+
+TEST(BundleTest, TokenIdInputs) {
+  ToyBundle toy;
+  toy.manifest["input"]["dtype"] = "i64";
+  toy.write();
+  std::unique_ptr<Bundle> bundle;
+  Status s = openBundle(toy.dir, bundle);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(bundle->getManifest().input.dtype, DType::I64);
+  EXPECT_EQ(bundle->getManifest().inputMaxValue, -1);
+  toy.manifest["input"]["max_value"] = 63;
+  toy.write();
+  s = openBundle(toy.dir, bundle);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(bundle->getManifest().inputMaxValue, 63);
+  for (json bad : {json(-1), json("63"), json(6.5)}) {
+    toy.manifest["input"]["max_value"] = bad;
+    EXPECT_EQ(formatError(toy),
+              toy.manifestPath() +
+                  ": input.max_value: expected a non-negative integer, got " +
+                  bad.dump())
+        << bad;
+  }
 }
 
 TEST(BundleErrorTest, LabelsBatchMismatch) {

@@ -214,6 +214,66 @@ TEST(CApiTest, TrainsTheToy) {
   qtrain_trainer_destroy(trainer);
 }
 
+TEST(CApiTest, TokenIdInputs) {
+  Toy toy;
+  ToyBatch batch = toyBatch();
+  std::vector<int64_t> ids(32, 1);
+  float loss, logits[24];
+  const char *dtype = nullptr;
+  int64_t maxValue = 0;
+  ASSERT_EQ(qtrain_bundle_get_input_dtype(toy.bundle, &dtype, &maxValue),
+            QTRAIN_OK);
+  EXPECT_STREQ(dtype, "f32");
+  EXPECT_EQ(maxValue, -1);
+  expectError(qtrain_bundle_get_input_dtype(toy.bundle, nullptr, nullptr),
+              QTRAIN_ERROR_INVALID_ARGUMENT,
+              "qtrain_bundle_get_input_dtype: dtype is NULL");
+  expectError(qtrain_trainer_step_ids(toy.trainer, ids.data(),
+                                      batch.labels.data(), &loss),
+              QTRAIN_ERROR_INVALID_ARGUMENT,
+              "step: the bundle's input is f32, not i64");
+
+  ToyBundle copy;
+  copy.manifest["input"]["dtype"] = "i64";
+  copy.manifest["input"]["max_value"] = 5;
+  copy.write();
+  qtrain_bundle *bundle = nullptr;
+  ASSERT_EQ(qtrain_bundle_open(copy.dir.c_str(), &bundle), QTRAIN_OK)
+      << qtrain_last_error();
+  ASSERT_EQ(qtrain_bundle_get_input_dtype(bundle, &dtype, &maxValue),
+            QTRAIN_OK);
+  EXPECT_STREQ(dtype, "i64");
+  EXPECT_EQ(maxValue, 5);
+  qtrain_trainer_options options;
+  qtrain_trainer_options_init(&options);
+  options.schedule = "fp32";
+  options.grad_schedule = "fp32";
+  options.total_steps = 4;
+  qtrain_trainer *trainer = nullptr;
+  ASSERT_EQ(qtrain_trainer_create(bundle, &options, &trainer), QTRAIN_OK)
+      << qtrain_last_error();
+  expectError(
+      qtrain_trainer_step(trainer, batch.x.data(), batch.labels.data(), &loss),
+      QTRAIN_ERROR_INVALID_ARGUMENT,
+      "step: the bundle's input is i64 (token ids), not f32");
+  expectError(
+      qtrain_trainer_step_ids(trainer, nullptr, batch.labels.data(), &loss),
+      QTRAIN_ERROR_INVALID_ARGUMENT, "qtrain_trainer_step_ids: x is NULL");
+  ids[3] = 6;
+  expectError(qtrain_trainer_eval_ids(trainer, ids.data(), 0, logits),
+              QTRAIN_ERROR_INVALID_ARGUMENT,
+              "eval: x[3] = 6 is outside [0, 5]");
+  ids[3] = 5;
+  EXPECT_EQ(
+      qtrain_trainer_step_ids(trainer, ids.data(), batch.labels.data(), &loss),
+      QTRAIN_OK)
+      << qtrain_last_error();
+  EXPECT_EQ(qtrain_trainer_eval_ids(trainer, ids.data(), 0, logits), QTRAIN_OK)
+      << qtrain_last_error();
+  qtrain_trainer_destroy(trainer);
+  qtrain_bundle_close(bundle);
+}
+
 TEST(CApiTest, NullHandlesAndPointers) {
   Toy toy;
   ToyBatch batch = toyBatch();

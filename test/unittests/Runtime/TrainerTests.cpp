@@ -550,7 +550,8 @@ TEST(TrainerStepTest, StepErrors) {
   ToyBatch batch = toyBatch();
   float loss = 7;
   ErrorKind kind;
-  Status s = t->step(nullptr, batch.labels.data(), loss, &kind);
+  Status s = t->step(static_cast<const float *>(nullptr), batch.labels.data(),
+                     loss, &kind);
   EXPECT_EQ(s.message(), "step: x is null");
   EXPECT_EQ(kind, ErrorKind::InvalidArgument);
   s = t->step(batch.x.data(), nullptr, loss, &kind);
@@ -564,6 +565,49 @@ TEST(TrainerStepTest, StepErrors) {
   EXPECT_EQ(s.message(), "step: labels[3] = -1 is outside [0, 3)");
   EXPECT_EQ(loss, 7.0f);
   EXPECT_EQ(t->getStep(), 0);
+}
+
+TEST(TrainerStepTest, TokenIdInputs) {
+  ToyBundle toy;
+  toy.manifest["input"]["dtype"] = "i64";
+  toy.manifest["input"]["max_value"] = 5;
+  toy.write();
+  // In fp32: the toy reads the ids' bytes as floats (tiny ones), which a
+  // quantizer would scale to NaN.
+  TrainerOptions o = options("fp32", 10);
+  o.gradSchedule = "fp32";
+  std::unique_ptr<Trainer> t = create(openToy(toy.dir), o);
+  ToyBatch batch = toyBatch();
+  std::vector<int64_t> ids(32, 1);
+  std::vector<float> logits(24);
+  float loss = 7;
+  ErrorKind kind;
+  Status s = t->step(batch.x.data(), batch.labels.data(), loss, &kind);
+  EXPECT_EQ(s.message(),
+            "step: the bundle's input is i64 (token ids), not f32");
+  EXPECT_EQ(kind, ErrorKind::InvalidArgument);
+  s = t->eval(batch.x.data(), logits.data(), 0, &kind);
+  EXPECT_EQ(s.message(),
+            "eval: the bundle's input is i64 (token ids), not f32");
+  ids[9] = 6;
+  s = t->step(ids.data(), batch.labels.data(), loss, &kind);
+  EXPECT_EQ(s.message(), "step: x[9] = 6 is outside [0, 5] (the token ids the "
+                         "bundle's tables have)");
+  EXPECT_EQ(kind, ErrorKind::InvalidArgument);
+  ids[9] = -1;
+  s = t->eval(ids.data(), logits.data(), 0, &kind);
+  EXPECT_EQ(s.message(),
+            "eval: x[9] = -1 is negative (token ids are table rows from 0)");
+  EXPECT_EQ(loss, 7.0f);
+  EXPECT_EQ(t->getStep(), 0);
+  ids[9] = 5;
+  s = t->step(ids.data(), batch.labels.data(), loss, &kind);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(t->getStep(), 1);
+
+  std::unique_ptr<Trainer> f32 = create(openToy(), options("static:8", 10));
+  s = f32->step(ids.data(), batch.labels.data(), loss, &kind);
+  EXPECT_EQ(s.message(), "step: the bundle's input is f32, not i64");
 }
 
 TEST(TrainerStepTest, TwoTrainersSideBySide) {
@@ -657,7 +701,8 @@ TEST(TrainerEvalTest, EvalErrors) {
   ToyBatch batch = toyBatch();
   std::vector<float> logits(24);
   ErrorKind kind;
-  Status s = t->eval(nullptr, logits.data(), 0, &kind);
+  Status s =
+      t->eval(static_cast<const float *>(nullptr), logits.data(), 0, &kind);
   EXPECT_EQ(s.message(), "eval: x is null");
   EXPECT_EQ(kind, ErrorKind::InvalidArgument);
   s = t->eval(batch.x.data(), nullptr, 0, &kind);

@@ -18,6 +18,10 @@
 ///      kCropPadding on each side, then a horizontal flip with p = 0.5.
 ///      Evaluation batches are never augmented.
 ///
+/// Token ids (Dataset::isIds) skip all three: a sample's ids are copied to
+/// the bundle's i64 input as they are (fillIdBatch()), and a pipeline that
+/// asks for normalization, a fit or augmentation is refused.
+///
 /// Augmentation is replayable without saved state: the crop offsets and
 /// the flip of the sample at position p of training step t come from
 /// Philox block p of the stream (key: the run seed, stream kAugmentStream
@@ -79,6 +83,8 @@ struct InputPipeline {
   /// value of each pixel value, 256 per data channel.
   bool isFloat = false;
   std::vector<float> mean, std, table;
+  /// Token ids, copied as they are (fillIdBatch()).
+  bool isIds = false;
   /// Crop and flip training batches, with the run's seed.
   bool augment = false;
   uint64_t seed = 0;
@@ -106,6 +112,9 @@ void fillSample(const Dataset &data, int64_t index, const InputPipeline &p,
 /// Samples `indices` into `out`, never augmented (evaluation).
 void fillSamples(const Dataset &data, const int64_t *indices, size_t count,
                  const InputPipeline &p, float *out);
+/// The same for token ids (data.isIds): each sample's ids into `out`.
+void fillIdSamples(const Dataset &data, const int64_t *indices, size_t count,
+                   int64_t *out);
 
 /// Training batch `pos` of an epoch that visits the samples in `order`,
 /// run as training step `step`: samples order[pos * batch, (pos + 1) *
@@ -113,6 +122,9 @@ void fillSamples(const Dataset &data, const int64_t *indices, size_t count,
 void fillBatch(const Dataset &data, const std::vector<int64_t> &order,
                int64_t pos, int64_t batch, int64_t step, const InputPipeline &p,
                float *x, int64_t *labels);
+/// fillBatch() of token ids (data.isIds): the ids as they are.
+void fillIdBatch(const Dataset &data, const std::vector<int64_t> &order,
+                 int64_t pos, int64_t batch, int64_t *x, int64_t *labels);
 
 } // namespace qtrain::rt
 

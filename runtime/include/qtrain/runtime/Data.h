@@ -24,7 +24,9 @@
 ///     pixel bytes.
 ///   * npy: train_x.npy, train_y.npy, test_x.npy, test_y.npy; x is
 ///     N x C x H x W (or N x H x W, one channel) of |u1 or <f4 in C order,
-///     y a 1-d array of |u1, <i4 or <i8 labels (readNpy()).
+///     y a 1-d array of |u1, <i4 or <i8 labels (readNpy()). For a bundle
+///     whose input is token ids (i64), x is instead N x S of |u1, <i4 or
+///     <i8 non-negative ids (DataSource::tokenIds).
 ///
 /// Samples stay as the file has them (u8 pixels or fp32 values): a batch is
 /// normalized when it is filled (Batch.h), so CIFAR-10's 50000 training
@@ -65,6 +67,11 @@ struct Dataset {
   bool isFloat = false;
   std::vector<uint8_t> pixels;
   std::vector<float> values;
+  /// True: the samples are token ids (`ids`, 1 x 1 x S per sample, each
+  /// non-negative), copied to an i64 input as they are (never normalized
+  /// or augmented).
+  bool isIds = false;
+  std::vector<int64_t> ids;
   /// count labels, each in [0, classes).
   std::vector<int32_t> labels;
   /// 1 + the largest label.
@@ -85,6 +92,8 @@ struct DataSource {
   std::string dir;
   /// CIFAR-100: train on the 20 coarse labels instead of the 100 fine ones.
   bool coarseLabels = false;
+  /// npy: x holds token ids, for a bundle whose input is i64.
+  bool tokenIds = false;
 };
 
 /// Reads split "train" or "test" of `source`.
@@ -122,8 +131,10 @@ Status readNpy(const std::string &path, const std::vector<std::string> &allowed,
                NpyArray &out);
 
 /// Reads split "train" or "test" of an npy directory: <split>_x.npy and
-/// <split>_y.npy. fp32 samples must be finite; labels non-negative.
-Status loadNpy(const std::string &dir, const std::string &split, Dataset &out);
+/// <split>_y.npy. fp32 samples must be finite; labels non-negative. With
+/// `tokenIds`, x is N x S integer token ids, each non-negative.
+Status loadNpy(const std::string &dir, const std::string &split, Dataset &out,
+               bool tokenIds = false);
 
 /// The visiting order of epoch `epoch` of a run seeded with `seed`.
 std::vector<int64_t> shuffleOrder(uint64_t seed, int64_t epoch, int64_t count);

@@ -16,7 +16,8 @@
 ///     (unknown fields are ignored, so version-1 manifests may grow);
 ///   * `format` is "qtrain-bundle" and `version` is kBundleFormatVersion;
 ///   * shapes are static and positive; input.shape[0] == labels.shape[0] ==
-///     batch; there is at least one parameter; parameter, state and site
+///     batch; the input is f32 or i64, and only an i64 one has a
+///     max_value; there is at least one parameter; parameter, state and site
 ///     names are unique; a variant's (bits, grad_bits) is unique within
 ///     its site; `controls` is exactly the ABI's [bits, grad_bits, seed,
 ///     step];
@@ -146,8 +147,14 @@ struct Manifest {
   std::string evalEntry;
   int64_t batch = 0;
   int64_t classes = 0;
-  /// dtype F32, shape[0] == batch.
+  /// dtype F32 (features) or I64 (token ids, read by the step as indices),
+  /// shape[0] == batch.
   TensorSpec input;
+  /// I64 inputs: the largest id the step can take (the manifest's optional
+  /// input.max_value, the rows of the smallest table the ids index minus
+  /// one); the runtime refuses a batch with an id outside [0, max_value].
+  /// -1: not given.
+  int64_t inputMaxValue = -1;
   /// dtype I64, shape[0] == batch; named "labels".
   TensorSpec labels;
   std::vector<ParameterSpec> parameters;
@@ -176,10 +183,10 @@ Status parseManifest(std::string_view text, const std::string &fileName,
 
 /// The text of manifest.json for `manifest`: a JSON object with its keys
 /// sorted, indented by two spaces, without a final newline. Optional
-/// fields are left out when empty ("library_sha256", a state's "tensors"
-/// and "init", a site's "precision"); a variant's "kernels" is always
-/// written. parseManifest() reads it back to an equal Manifest when
-/// `manifest` is valid.
+/// fields are left out when empty ("library_sha256", the input's
+/// "max_value", a state's "tensors" and "init", a site's "precision"); a
+/// variant's "kernels" is always written. parseManifest() reads it back to an
+/// equal Manifest when `manifest` is valid.
 std::string printManifest(const Manifest &manifest);
 
 /// Whether the bundle learns its precisions per site (LDP): some site names

@@ -150,7 +150,14 @@ public:
   /// TrainerOptions::maxStepMemory) fails with OutOfMemory and leaves the
   /// training state unchanged too. Diagnostics (getLastSiteBits, the peak
   /// memory figures) may reflect the failed step.
+  /// `x` must match the bundle's input dtype: this overload takes an f32
+  /// input, the next an i64 one (token ids); the other is InvalidArgument.
   Status step(const float *x, const int64_t *labels, float &loss,
+              ErrorKind *kind = nullptr);
+  /// step() on token ids: input numel ids, each in [0, the manifest's
+  /// input.max_value] (non-negative when it gives none), checked before
+  /// the step runs since the step indexes its tables with them.
+  Status step(const int64_t *x, const int64_t *labels, float &loss,
               ErrorKind *kind = nullptr);
 
   /// Runs the eval step on `x` with the current parameters and state,
@@ -160,6 +167,9 @@ public:
   /// with those forward bits (eval runs no backward); a site with neither
   /// is an error (MissingVariant). Does not advance the step.
   Status eval(const float *x, float *logits, int bits = kScheduleBits,
+              ErrorKind *kind = nullptr);
+  /// eval() on token ids, checked as step() checks them.
+  Status eval(const int64_t *x, float *logits, int bits = kScheduleBits,
               ErrorKind *kind = nullptr);
 
   /// What step() does first: evaluates the schedules at `step` and writes
@@ -283,8 +293,16 @@ private:
   Status initialize(ErrorKind *kind);
   /// selectVariants() under a learned schedule.
   Status selectLearnedVariants(int64_t step, ErrorKind *kind);
+  /// Checks that the bundle's input has `dtype` and, for ids, that each
+  /// is in range; `function` ("step", "eval") starts the messages.
+  Status checkInput(const char *function, DType dtype, const int64_t *ids,
+                    ErrorKind *kind) const;
+  /// step() and eval() once `x` is known to be the bundle's input.
+  Status runTrain(const void *x, const int64_t *labels, float &loss,
+                  ErrorKind *kind);
+  Status selectEval(const void *x, float *logits, int bits, ErrorKind *kind);
   /// Runs the eval step with evalSlots as selected and these controls.
-  Status runEval(const float *x, float *logits, int bits, int gradBits,
+  Status runEval(const void *x, float *logits, int bits, int gradBits,
                  ErrorKind *kind);
   /// The name of promotable tensor `k` (needs a "promotion" state).
   std::string promotableName(size_t k) const;

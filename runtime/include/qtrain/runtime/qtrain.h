@@ -81,7 +81,7 @@ typedef struct qtrain_bundle_info {
   uint32_t struct_size;
   int64_t batch;
   int64_t classes;
-  int64_t input_numel;  /* floats per step() / eval() input */
+  int64_t input_numel;  /* floats (or token ids) per step() / eval() input */
   int64_t labels_numel; /* int64 labels per step() */
   int64_t num_parameters;
   int64_t num_state;
@@ -141,14 +141,34 @@ qtrain_status qtrain_trainer_create(const qtrain_bundle *bundle,
 /* NULL is a no-op. */
 void qtrain_trainer_destroy(qtrain_trainer *trainer);
 
+/* The element type of the bundle's input: "f32" (features, for
+   qtrain_trainer_step and _eval) or "i64" (token ids, for
+   qtrain_trainer_step_ids and _eval_ids), a string of the bundle; and, for
+   ids, the largest id its tables take (-1 when the bundle does not say).
+   `max_value` may be NULL. */
+qtrain_status qtrain_bundle_get_input_dtype(const qtrain_bundle *bundle,
+                                            const char **dtype,
+                                            int64_t *max_value);
+
 /* One training step on `x` (input_numel floats) and `labels`
-   (labels_numel class indices in [0, classes)); `loss` may be NULL. */
+   (labels_numel class indices in [0, classes)); `loss` may be NULL. A
+   bundle whose input is token ids refuses it (INVALID_ARGUMENT). */
 qtrain_status qtrain_trainer_step(qtrain_trainer *trainer, const float *x,
                                   const int64_t *labels, float *loss);
 /* Logits (batch x classes) of `x` at forward `bits` (0 = fp32) or
    QTRAIN_SCHEDULE_BITS. */
 qtrain_status qtrain_trainer_eval(qtrain_trainer *trainer, const float *x,
                                   int32_t bits, float *logits);
+/* The same on token ids (input_numel int64 ids, each in [0, max_value] of
+   qtrain_bundle_get_input_dtype, non-negative when it gives none), for a
+   bundle whose input is "i64"; an id out of range is INVALID_ARGUMENT and
+   runs nothing. */
+qtrain_status qtrain_trainer_step_ids(qtrain_trainer *trainer,
+                                      const int64_t *x, const int64_t *labels,
+                                      float *loss);
+qtrain_status qtrain_trainer_eval_ids(qtrain_trainer *trainer,
+                                      const int64_t *x, int32_t bits,
+                                      float *logits);
 
 /* Steps taken so far (the index of the next step). */
 qtrain_status qtrain_trainer_get_step(const qtrain_trainer *trainer,
