@@ -52,8 +52,9 @@ rt::Normalization normalizationOf(const Options &o);
 Data loadData(const Options &o, const rt::Manifest &m);
 
 /// Test-set accuracy and mean cross-entropy, in batches; the last batch is
-/// padded with zeros (id 0 for token ids) and only its real samples count (evaluation reads the
-/// running ranges, not batch statistics, so samples do not interact).
+/// padded with zeros (id 0 for token ids) and only its real samples count
+/// (evaluation reads the running ranges, not batch statistics, so samples do
+/// not interact).
 struct EvalResult {
   double accuracy = 0, loss = 0;
   int bits = 0;

@@ -163,12 +163,10 @@ qtrain_status qtrain_trainer_eval(qtrain_trainer *trainer, const float *x,
    qtrain_bundle_get_input_dtype, non-negative when it gives none), for a
    bundle whose input is "i64"; an id out of range is INVALID_ARGUMENT and
    runs nothing. */
-qtrain_status qtrain_trainer_step_ids(qtrain_trainer *trainer,
-                                      const int64_t *x, const int64_t *labels,
-                                      float *loss);
-qtrain_status qtrain_trainer_eval_ids(qtrain_trainer *trainer,
-                                      const int64_t *x, int32_t bits,
-                                      float *logits);
+qtrain_status qtrain_trainer_step_ids(qtrain_trainer *trainer, const int64_t *x,
+                                      const int64_t *labels, float *loss);
+qtrain_status qtrain_trainer_eval_ids(qtrain_trainer *trainer, const int64_t *x,
+                                      int32_t bits, float *logits);
 
 /* Steps taken so far (the index of the next step). */
 qtrain_status qtrain_trainer_get_step(const qtrain_trainer *trainer,
