@@ -38,14 +38,34 @@ bool isParameter(Operation &op) {
   return isa<FloatType>(type);
 }
 
-/// The scalar constants of `fn` that may become arguments, in walk order.
-SmallVector<arith::ConstantOp> parameters(func::FuncOp fn) {
-  SmallVector<arith::ConstantOp> result;
+/// The constant that may become an argument and defines `value`, if any.
+arith::ConstantOp parameterOf(Value value) {
+  Operation *def = value.getDefiningOp();
+  return def && isParameter(*def) ? cast<arith::ConstantOp>(def)
+                                  : arith::ConstantOp();
+}
+
+/// The uses of parameters in `fn`, in walk order. Functions are compared at
+/// these uses, not at the constants themselves: canonicalization uniques
+/// equal constants, so a variant whose zero point happens to equal another
+/// of its constants has one constant fewer, in another place, than its
+/// siblings, and the constants' order and number say nothing.
+SmallVector<OpOperand *> parameterUses(func::FuncOp fn) {
+  SmallVector<OpOperand *> uses;
   fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (isParameter(*op))
-      result.push_back(cast<arith::ConstantOp>(op));
+      return;
+    for (OpOperand &operand : op->getOpOperands())
+      if (parameterOf(operand.get()))
+        uses.push_back(&operand);
   });
-  return result;
+  return uses;
+}
+
+/// The ops of `block` that are compared one by one: all but parameters.
+auto comparedOps(Block &block) {
+  return llvm::make_filter_range(
+      block, [](Operation &op) { return !isParameter(op); });
 }
 
 /// Whether two `qtrain.code_bits` hints make qtrain-microkernels pick the
@@ -66,8 +86,6 @@ bool sameCodeBits(Attribute a, Attribute b) {
 }
 
 bool sameAttributes(Operation &a, Operation &b) {
-  if (isParameter(a))
-    return true; // The types matched; the values may differ.
   // Inherent attributes (an index constant's value) live in properties.
   if (a.getPropertiesAsAttribute() != b.getPropertiesAsAttribute())
     return false;
@@ -100,9 +118,14 @@ bool sameOp(Operation &a, Operation &b, IRMapping &map) {
       a.getNumSuccessors() != b.getNumSuccessors() ||
       a.getResultTypes() != b.getResultTypes() || !sameAttributes(a, b))
     return false;
-  for (auto [x, y] : llvm::zip_equal(a.getOperands(), b.getOperands()))
-    if (map.lookupOrNull(x) != y)
+  for (auto [x, y] : llvm::zip_equal(a.getOperands(), b.getOperands())) {
+    // Parameters correspond by use: their values may differ.
+    bool paramX = static_cast<bool>(parameterOf(x));
+    if (paramX != static_cast<bool>(parameterOf(y)))
       return false;
+    if (paramX ? x.getType() != y.getType() : map.lookupOrNull(x) != y)
+      return false;
+  }
   for (auto [x, y] : llvm::zip_equal(a.getSuccessors(), b.getSuccessors()))
     if (map.lookupOrNull(x) != y)
       return false;
@@ -123,9 +146,10 @@ bool sameRegion(Region &a, Region &b, IRMapping &map) {
     map.map(x.getArguments(), y.getArguments());
   }
   for (auto [x, y] : llvm::zip_equal(a, b)) {
-    if (x.getOperations().size() != y.getOperations().size())
+    auto opsX = comparedOps(x), opsY = comparedOps(y);
+    if (llvm::range_size(opsX) != llvm::range_size(opsY))
       return false;
-    for (auto [opA, opB] : llvm::zip_equal(x, y))
+    for (auto [opA, opB] : llvm::zip_equal(opsX, opsY))
       if (!sameOp(opA, opB, map))
         return false;
   }
@@ -142,10 +166,13 @@ bool sameUpToConstants(func::FuncOp a, func::FuncOp b) {
 }
 
 /// A hash that equal-up-to-constants functions share: the function type and
-/// each op's name, result types and region shape, in walk order.
+/// each op's name, result types and region shape, in walk order, parameters
+/// left out.
 llvm::hash_code shapeHash(func::FuncOp fn) {
   llvm::hash_code hash = hash_value(fn.getFunctionType());
   fn.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isParameter(*op))
+      return;
     hash = llvm::hash_combine(hash, op->getName(), op->getNumOperands(),
                               op->getNumRegions());
     for (Type type : op->getResultTypes())
@@ -219,51 +246,78 @@ struct ShareFunctionsPass
 
   void share(SymbolTable &symbols, MutableArrayRef<func::FuncOp> group,
              llvm::DenseMap<StringAttr, SmallVector<func::CallOp>> &calls) {
-    // Each member's parameter values; the positions where they differ
-    // become arguments.
+    // Each member's parameter value at each use. The uses where they
+    // differ become arguments, one per distinct column of values (the uses
+    // of one constant, say, share an argument).
     SmallVector<SmallVector<TypedAttr>> values;
     for (func::FuncOp fn : group)
-      values.push_back(llvm::map_to_vector(
-          parameters(fn), [](arith::ConstantOp c) { return c.getValue(); }));
-    SmallVector<size_t> differing;
-    for (size_t i = 0, e = values.front().size(); i < e; ++i)
-      if (llvm::any_of(values, [&](ArrayRef<TypedAttr> own) {
-            return own[i] != values.front()[i];
-          }))
-        differing.push_back(i);
+      values.push_back(
+          llvm::map_to_vector(parameterUses(fn), [](OpOperand *use) {
+            return parameterOf(use->get()).getValue();
+          }));
+    auto column = [&](size_t use) {
+      return llvm::map_to_vector(
+          values, [&](ArrayRef<TypedAttr> own) { return own[use]; });
+    };
+    // columns[k]: the members' values of argument k; argumentOf: the
+    // argument of each use that becomes one.
+    SmallVector<SmallVector<TypedAttr>> columns;
+    llvm::DenseMap<size_t, size_t> argumentOf;
+    for (size_t use = 0, e = values.front().size(); use < e; ++use) {
+      SmallVector<TypedAttr> own = column(use);
+      if (llvm::all_equal(own))
+        continue;
+      auto *found = llvm::find(columns, own);
+      argumentOf[use] = found - columns.begin();
+      if (found == columns.end())
+        columns.push_back(std::move(own));
+    }
 
     func::FuncOp shared = group.front().clone();
     shared.setSymName(sharedName(group.front()));
     shared.setPrivate();
     symbols.insert(shared, Block::iterator(group.front()));
-    SmallVector<arith::ConstantOp> sharedValues = parameters(shared);
-    for (size_t i : differing) {
-      arith::ConstantOp constant = sharedValues[i];
-      unsigned index = shared.getNumArguments();
-      if (failed(shared.insertArgument(index, constant.getType(), {},
-                                       constant.getLoc()))) {
-        shared.emitOpError("qtrain-share-functions: cannot add an argument");
-        return signalPassFailure();
+    SmallVector<OpOperand *> sharedUses = parameterUses(shared);
+    unsigned firstArgument = shared.getNumArguments();
+    SmallVector<Value> arguments(columns.size());
+    for (size_t use = 0, e = sharedUses.size(); use < e; ++use) {
+      auto it = argumentOf.find(use);
+      if (it == argumentOf.end())
+        continue;
+      Value &argument = arguments[it->second];
+      if (!argument) {
+        arith::ConstantOp constant = parameterOf(sharedUses[use]->get());
+        unsigned index = firstArgument + it->second;
+        // Arguments are added in order of first use, which is column order.
+        if (failed(shared.insertArgument(index, constant.getType(), {},
+                                         constant.getLoc()))) {
+          shared.emitOpError("qtrain-share-functions: cannot add an argument");
+          return signalPassFailure();
+        }
+        argument = shared.getArgument(index);
       }
-      constant.replaceAllUsesWith(shared.getArgument(index));
-      constant.erase();
+      sharedUses[use]->set(argument);
     }
+    shared.walk([](arith::ConstantOp constant) {
+      if (isParameter(*constant) && constant->use_empty())
+        constant.erase();
+    });
     ++numShared;
-    numArguments += differing.size();
+    numArguments += columns.size();
 
-    // The call of `shared` with `own`'s values, built by `b`.
+    // The call of `shared` with the values of member `member`, built by `b`.
     auto callShared = [&](OpBuilder &b, Location loc, ValueRange arguments,
-                          ArrayRef<TypedAttr> own) {
+                          size_t member) {
       SmallVector<Value> operands(arguments);
-      for (size_t i : differing)
-        operands.push_back(arith::ConstantOp::create(b, loc, own[i]));
+      for (ArrayRef<TypedAttr> values : columns)
+        operands.push_back(arith::ConstantOp::create(b, loc, values[member]));
       return func::CallOp::create(b, loc, shared, operands);
     };
-    for (auto [fn, own] : llvm::zip_equal(group, values)) {
+    for (auto [member, fn] : llvm::enumerate(group)) {
       for (func::CallOp call : calls.lookup(fn.getSymNameAttr())) {
         OpBuilder b(call);
         func::CallOp replacement =
-            callShared(b, call.getLoc(), call.getOperands(), own);
+            callShared(b, call.getLoc(), call.getOperands(), member);
         call.replaceAllUsesWith(replacement.getResults());
         call.erase();
       }
@@ -278,7 +332,7 @@ struct ShareFunctionsPass
       fn.getBody().getBlocks().clear();
       Block *body = fn.addEntryBlock();
       OpBuilder b = OpBuilder::atBlockBegin(body);
-      func::CallOp call = callShared(b, fn.getLoc(), body->getArguments(), own);
+      func::CallOp call = callShared(b, fn.getLoc(), body->getArguments(), member);
       func::ReturnOp::create(b, fn.getLoc(), call.getResults());
     }
   }

@@ -114,3 +114,36 @@ func.func @take_address() -> (() -> ()) {
   return %n : () -> ()
 }
 func.func private @nothing()
+
+// Canonicalization uniques equal constants: in @collide_b2 the zero point
+// equals the step constant 4, so that function has one constant where
+// @collide_b3 has two. They are still compared use by use, and share one
+// body that takes the zero point (the one use whose values differ).
+// CHECK-LABEL: func.func @step_collide
+//       CHECK:   %[[Z8:.*]] = arith.constant 8 : i32
+//       CHECK:   call @collide_shared(%arg0, %[[Z8]])
+//       CHECK:   %[[Z4:.*]] = arith.constant 4 : i32
+//       CHECK:   call @collide_shared(%arg0, %[[Z4]])
+// CHECK-LABEL: func.func private @collide_shared(%arg0: i32, %arg1: i32) -> i32
+//       CHECK:   %[[C4:.*]] = arith.constant 4 : i32
+//       CHECK:   %[[S:.*]] = arith.addi %arg0, %[[C4]]
+//       CHECK:   arith.subi %[[S]], %arg1
+//   CHECK-NOT: func.func private @collide_b
+func.func @step_collide(%x: i32) -> (i32, i32) {
+  %a = call @collide_b3(%x) : (i32) -> i32
+  %b = call @collide_b2(%x) : (i32) -> i32
+  return %a, %b : i32, i32
+}
+func.func private @collide_b3(%x: i32) -> i32 {
+  %c4 = arith.constant 4 : i32
+  %zp = arith.constant 8 : i32
+  %0 = arith.addi %x, %c4 : i32
+  %1 = arith.subi %0, %zp : i32
+  return %1 : i32
+}
+func.func private @collide_b2(%x: i32) -> i32 {
+  %c4 = arith.constant 4 : i32
+  %0 = arith.addi %x, %c4 : i32
+  %1 = arith.subi %0, %c4 : i32
+  return %1 : i32
+}
