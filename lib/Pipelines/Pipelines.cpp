@@ -198,6 +198,7 @@ void mlir::qtrain::buildCPUBufferPipeline(OpPassManager &pm) {
   outParams.modifyPublicFunctions = true;
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addNestedPass<func::FuncOp>(createElideResultCopiesPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createFreeEarlyPass());
 }

@@ -217,6 +217,49 @@ def ReuseDyingInputsPass : Pass<"qtrain-reuse-dying-inputs"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def ElideResultCopiesPass
+    : Pass<"qtrain-elide-result-copies", "::mlir::func::FuncOp"> {
+  let summary = "Let a call write a function's out-parameter directly";
+  let description = [{
+    After `buffer-results-to-out-params`, a function that returns what a
+    call computed allocates a buffer for the call's out-parameter, then
+    copies it into its own:
+
+    ```mlir
+    func.func @site0_forward_b3(%x: memref<8x16xf32>, %out: memref<8x16xf32>) {
+      %cst = arith.constant 7.0 : f32
+      %alloc = memref.alloc() : memref<8x16xf32>
+      call @site0_forward_shared(%x, %cst, %alloc) : (...) -> ()
+      memref.copy %alloc, %out : memref<8x16xf32> to memref<8x16xf32>
+      return
+    }
+    ```
+
+    This pass passes `%out` to the call instead and drops the buffer and
+    the copy. Every public variant that `qtrain-share-functions` turned into
+    a call of its shared body has that shape, and its copy, a parallel loop
+    after `qtrain-copies-to-linalg` and `qtrain-parallelize`, was a fifth of
+    a ResNet's LLVM code generation (docs/performance.md, Compile time).
+
+    It applies when the copy's target is an argument of the function used by
+    nothing else, its source a `memref.alloc` of the same type, and every
+    other use of that buffer is an operand of a `func.call` before the copy
+    in the same block (calls return no memref here, so no alias of it
+    outlives the copy). Buffers that code of the function itself writes keep
+    their copy: LLVM knows a fresh allocation aliases nothing, an argument
+    may alias the others, and the vectorized reassociated sums would round
+    differently. Function arguments are taken not
+    to alias each other, as One-Shot Bufferize takes them at function
+    boundaries; the bundle's ABI passes distinct buffers
+    (docs/bundle.md). Runs before the deallocation pipeline, which then has
+    fewer buffers to free.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numElided", "elided", "Copies into out-parameters elided">,
+  ];
+}
+
 def FreeEarlyPass : Pass<"qtrain-free-early"> {
   let summary = "Free each buffer right after its last use, allocate it "
                 "right before its first";
