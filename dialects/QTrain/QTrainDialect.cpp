@@ -184,11 +184,13 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
         fanIn.getType().isInteger(64) &&
         (bounded ? fanIn.getInt() > 0
                  : fanIn.getInt() >= 0 &&
-                       llvm::is_contained({"ones", "zeros"}, kind.getValue())))
+                       llvm::is_contained({"ones", "zeros", "normal"},
+                                          kind.getValue())))
       return success();
     return op->emitError() << "'" << kFreshInitAttrName
                            << "' must be {kind = \"kaiming_uniform\" | "
-                              "\"bias_uniform\" | \"ones\" | \"zeros\", "
+                              "\"bias_uniform\" | \"ones\" | \"zeros\" | "
+                              "\"normal\", "
                               "fan_in = N : i64} with N > 0 for the uniform "
                               "kinds, got "
                            << attr.getValue();

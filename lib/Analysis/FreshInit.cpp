@@ -31,6 +31,8 @@ StringRef mlir::qtrain::stringifyFreshInitKind(FreshInitKind kind) {
     return "ones";
   case FreshInitKind::Zeros:
     return "zeros";
+  case FreshInitKind::Normal:
+    return "normal";
   }
   llvm_unreachable("unknown FreshInitKind");
 }
@@ -39,7 +41,7 @@ std::optional<FreshInitKind>
 mlir::qtrain::symbolizeFreshInitKind(StringRef name) {
   for (FreshInitKind kind :
        {FreshInitKind::KaimingUniform, FreshInitKind::BiasUniform,
-        FreshInitKind::Ones, FreshInitKind::Zeros})
+        FreshInitKind::Ones, FreshInitKind::Zeros, FreshInitKind::Normal})
     if (stringifyFreshInitKind(kind) == name)
       return kind;
   return std::nullopt;
@@ -145,11 +147,19 @@ static linalg::LinalgOp getProducingLayer(Value value, unsigned depth = 0) {
 }
 
 namespace {
-/// The best use found so far: a weight beats a bias, which beats a scale
-/// or shift, which beats a value combined with others into a layer's bias
-/// (a weight position, but not the parameter's alone).
+/// The best use found so far: an embedding table beats a weight (a tied
+/// table keeps nn.Embedding's init), which beats a bias, which beats a
+/// scale or shift, which beats a value combined with others into a layer's
+/// bias (a weight position, but not the parameter's alone).
 struct Finding {
-  enum Rank { None, PartOfBias, ScaleOrShift, Bias, Weight } rank = None;
+  enum Rank {
+    None,
+    PartOfBias,
+    ScaleOrShift,
+    Bias,
+    Weight,
+    Embedding
+  } rank = None;
   FreshInit init;
 
   void offer(Rank r, FreshInit candidate) {
@@ -170,6 +180,20 @@ static void classifyUses(Value value, Finding &found, unsigned depth = 0) {
   for (OpOperand &use : value.getUses()) {
     if (Value next = getLayoutResult(use)) {
       classifyUses(next, found, depth + 1);
+      continue;
+    }
+    // An embedding lookup: an element of the table read at indices the
+    // body of a linalg.generic computes (from token ids).
+    if (auto extract = dyn_cast<tensor::ExtractOp>(use.getOwner());
+        extract && use.get() == extract.getTensor() &&
+        extract->getParentOfType<linalg::GenericOp>() &&
+        llvm::any_of(extract.getIndices(), [](Value index) {
+          return !index.getDefiningOp<arith::ConstantOp>();
+        })) {
+      found.offer(Finding::Embedding,
+                  {FreshInitKind::Normal, 0, true,
+                   "an embedding table (read by tensor.extract in "
+                   "linalg.generic), N(0, 1) as nn.Embedding"});
       continue;
     }
     auto op = dyn_cast<linalg::LinalgOp>(use.getOwner());

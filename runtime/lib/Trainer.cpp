@@ -310,6 +310,20 @@ Status Trainer::initialize(ErrorKind *kind) {
     case InitKind::Ones:
       std::fill(data, data + p.numel, 1.0f);
       break;
+    case InitKind::Normal: {
+      // Box-Muller on two uniform draws per element (words 2e and 2e+1):
+      // u1 = 0.5 - noise in (0, 1], u2 = noise + 0.5 in [0, 1).
+      PhiloxStream stream(options.seed, initStreamId(p.name), kInitPhiloxStep);
+      std::vector<float> noise(2 * size_t(p.numel));
+      stream.fillNoise(0, noise.data(), noise.size());
+      constexpr double kTwoPi = 6.283185307179586;
+      for (int64_t e = 0; e < p.numel; ++e) {
+        double u1 = 0.5 - double(noise[2 * e]);
+        double u2 = double(noise[2 * e + 1]) + 0.5;
+        data[e] = float(std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2));
+      }
+      break;
+    }
     case InitKind::File:
       std::memcpy(data, bundle->getFileInit(i).data(),
                   size_t(p.numel) * sizeof(float));

@@ -87,3 +87,36 @@ func.func @forward(%x: tensor<1x1x6x6xf32>) -> tensor<1x2x4x4xf32> {
   } -> tensor<1x2x4x4xf32>
   return %y : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// An elided embedding table, read by tensor.extract at indices computed
+// from token ids in a linalg.generic, starts as nn.Embedding's N(0, 1); a
+// table a layer also reads as its weight (tied weights) too. A constant
+// index table read at a constant index is no lookup: it stays what its
+// other uses say.
+// CHECK-LABEL: func.func @forward
+//  CHECK-SAME:   %arg0: tensor<7x4xf32> {qtrain.fresh_init = {fan_in = 0 : i64, kind = "normal"}, qtrain.param}
+#ids = affine_map<(d0, d1, d2) -> (d0, d1)>
+#m3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @forward(%tokens: tensor<1x3xi64>) -> tensor<3x7xf32> {
+  %zero = arith.constant 0.0 : f32
+  // expected-remark @+1 {{lifted constant #0 (dense_resource<__elided__> : tensor<7x4xf32>) into parameter %arg0, initialized normal (the export elided its values): an embedding table (read by tensor.extract in linalg.generic), N(0, 1) as nn.Embedding}}
+  %table = arith.constant dense_resource<__elided__> : tensor<7x4xf32>
+  %e3 = tensor.empty() : tensor<1x3x4xf32>
+  %emb = linalg.generic {indexing_maps = [#ids, #m3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%tokens : tensor<1x3xi64>) outs(%e3 : tensor<1x3x4xf32>) {
+  ^bb0(%id: i64, %o: f32):
+    %row = arith.index_cast %id : i64 to index
+    %col = linalg.index 2 : index
+    %v = tensor.extract %table[%row, %col] : tensor<7x4xf32>
+    linalg.yield %v : f32
+  } -> tensor<1x3x4xf32>
+  %x = tensor.collapse_shape %emb [[0, 1], [2]] : tensor<1x3x4xf32> into tensor<3x4xf32>
+  %t0 = tensor.empty() : tensor<4x7xf32>
+  %tt = linalg.transpose ins(%table : tensor<7x4xf32>) outs(%t0 : tensor<4x7xf32>) permutation = [1, 0]
+  %o0 = tensor.empty() : tensor<3x7xf32>
+  %of = linalg.fill ins(%zero : f32) outs(%o0 : tensor<3x7xf32>) -> tensor<3x7xf32>
+  %logits = linalg.matmul ins(%x, %tt : tensor<3x4xf32>, tensor<4x7xf32>) outs(%of : tensor<3x7xf32>) -> tensor<3x7xf32>
+  return %logits : tensor<3x7xf32>
+}

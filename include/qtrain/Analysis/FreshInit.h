@@ -12,7 +12,10 @@
 /// normalization ones and its shift zeros. The fan-in is the product of the
 /// layer's reduction loops (in_channels / groups * kh * kw for every
 /// convolution layout, K for a matmul whatever the layout of its weight), not
-/// a guess from the parameter's shape.
+/// a guess from the parameter's shape. A table that a `linalg.generic` reads
+/// with `tensor.extract` at computed indices (an embedding lookup) is
+/// N(0, 1), as nn.Embedding's, even when a layer also uses it (tied
+/// weights take the embedding's init in PyTorch).
 ///
 /// qtrain-lift-params asks it for the parameters it initializes afresh and
 /// qtrain-autodiff for the hand-written parameters without an initial
@@ -33,7 +36,7 @@
 namespace mlir::qtrain {
 
 /// The runtime's initializations other than a file (rt::InitKind).
-enum class FreshInitKind { KaimingUniform, BiasUniform, Ones, Zeros };
+enum class FreshInitKind { KaimingUniform, BiasUniform, Ones, Zeros, Normal };
 
 struct FreshInit {
   FreshInitKind kind = FreshInitKind::Zeros;
@@ -48,7 +51,7 @@ struct FreshInit {
 };
 
 /// The name the manifest uses: "kaiming_uniform", "bias_uniform", "ones",
-/// "zeros".
+/// "zeros", "normal".
 StringRef stringifyFreshInitKind(FreshInitKind kind);
 std::optional<FreshInitKind> symbolizeFreshInitKind(StringRef name);
 

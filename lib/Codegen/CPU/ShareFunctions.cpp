@@ -332,7 +332,8 @@ struct ShareFunctionsPass
       fn.getBody().getBlocks().clear();
       Block *body = fn.addEntryBlock();
       OpBuilder b = OpBuilder::atBlockBegin(body);
-      func::CallOp call = callShared(b, fn.getLoc(), body->getArguments(), member);
+      func::CallOp call =
+          callShared(b, fn.getLoc(), body->getArguments(), member);
       func::ReturnOp::create(b, fn.getLoc(), call.getResults());
     }
   }

@@ -123,6 +123,8 @@ static rt::InitKind toInitKind(FreshInitKind kind) {
     return rt::InitKind::Ones;
   case FreshInitKind::Zeros:
     return rt::InitKind::Zeros;
+  case FreshInitKind::Normal:
+    return rt::InitKind::Normal;
   }
   llvm_unreachable("unknown FreshInitKind");
 }

@@ -475,6 +475,8 @@ Status ManifestReader::readParameters(const json &root, Manifest &m) const {
       p.init.kind = InitKind::Zeros;
     } else if (kindText == "ones") {
       p.init.kind = InitKind::Ones;
+    } else if (kindText == "normal") {
+      p.init.kind = InitKind::Normal;
     } else if (kindText == "file") {
       p.init.kind = InitKind::File;
       if (Status s = bundlePath(*init, initPath, "path", p.init.path);
@@ -483,8 +485,8 @@ Status ManifestReader::readParameters(const json &root, Manifest &m) const {
     } else {
       return fail(join(initPath, "kind"),
                   "unknown init kind '" + kindText +
-                      "' (expected kaiming_uniform, bias_uniform, zeros, ones "
-                      "or file)");
+                      "' (expected kaiming_uniform, bias_uniform, zeros, ones, "
+                      "normal or file)");
     }
     m.parameters.push_back(std::move(p));
   }
@@ -660,6 +662,8 @@ std::string_view qtrain::rt::toString(InitKind kind) {
     return "zeros";
   case InitKind::Ones:
     return "ones";
+  case InitKind::Normal:
+    return "normal";
   case InitKind::File:
     return "file";
   }

@@ -489,13 +489,13 @@ func.func @f(%w: tensor<2xf32> {qtrain.param, qtrain.init = 1.0 : f32}) { return
 
 // qtrain.fresh_init: a known kind, and a positive fan-in for the uniform
 // ones.
-// expected-error @+1 {{'qtrain.fresh_init' must be {kind = "kaiming_uniform" | "bias_uniform" | "ones" | "zeros", fan_in = N : i64} with N > 0 for the uniform kinds, got {fan_in = 0 : i64, kind = "kaiming_uniform"}}}
+// expected-error @+1 {{'qtrain.fresh_init' must be {kind = "kaiming_uniform" | "bias_uniform" | "ones" | "zeros" | "normal", fan_in = N : i64} with N > 0 for the uniform kinds, got {fan_in = 0 : i64, kind = "kaiming_uniform"}}}
 func.func @f(%w: tensor<2x2xf32> {qtrain.param, qtrain.fresh_init = {fan_in = 0 : i64, kind = "kaiming_uniform"}}) { return }
 
 // -----
 
-// expected-error @+1 {{'qtrain.fresh_init' must be {kind = "kaiming_uniform" | "bias_uniform" | "ones" | "zeros", fan_in = N : i64} with N > 0 for the uniform kinds, got {fan_in = 1 : i64, kind = "normal"}}}
-func.func @f(%w: tensor<2x2xf32> {qtrain.param, qtrain.fresh_init = {fan_in = 1 : i64, kind = "normal"}}) { return }
+// expected-error @+1 {{'qtrain.fresh_init' must be {kind = "kaiming_uniform" | "bias_uniform" | "ones" | "zeros" | "normal", fan_in = N : i64} with N > 0 for the uniform kinds, got {fan_in = 1 : i64, kind = "xavier_normal"}}}
+func.func @f(%w: tensor<2x2xf32> {qtrain.param, qtrain.fresh_init = {fan_in = 1 : i64, kind = "xavier_normal"}}) { return }
 
 // -----
 

@@ -545,7 +545,7 @@ TEST(BundleErrorTest, WrongTypes) {
        "parameters[0].init: expected an object, got \"kaiming\""},
       {"/parameters/0/init/kind", "xavier",
        "parameters[0].init.kind: unknown init kind 'xavier' (expected "
-       "kaiming_uniform, bias_uniform, zeros, ones or file)"},
+       "kaiming_uniform, bias_uniform, zeros, ones, normal or file)"},
       {"/parameters/1/init/fan_in", 0,
        "parameters[1].init.fan_in: expected a positive integer, got 0"},
       {"/state", json::object(), "state: expected an array, got an object"},

@@ -48,7 +48,8 @@ Manifest fullManifest() {
   m.input = tensor("x", {4, 2}, DType::F32);
   m.labels = tensor("labels", {4}, DType::I64);
   InitKind kinds[] = {InitKind::KaimingUniform, InitKind::BiasUniform,
-                      InitKind::Zeros, InitKind::Ones, InitKind::File};
+                      InitKind::Zeros,          InitKind::Ones,
+                      InitKind::Normal,         InitKind::File};
   for (InitKind kind : kinds) {
     ParameterSpec p;
     static_cast<TensorSpec &>(p) =
@@ -57,7 +58,7 @@ Manifest fullManifest() {
     if (kind == InitKind::KaimingUniform || kind == InitKind::BiasUniform)
       p.init.fanIn = 2;
     if (kind == InitKind::File)
-      p.init.path = "params/p4.bin";
+      p.init.path = "params/" + p.name + ".bin";
     m.parameters.push_back(p);
   }
   ParameterSpec precision;
@@ -83,7 +84,8 @@ Manifest fullManifest() {
   site.op = "matmul";
   site.macs = 24;
   site.precision = "ldp_site0";
-  site.precisionParameter = 5;
+  // Its index in m.parameters: one parameter per init kind, then it.
+  site.precisionParameter = int64_t(std::size(kinds));
   VariantSpec v;
   v.bits = 3;
   v.gradBits = 8;

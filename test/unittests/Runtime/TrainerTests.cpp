@@ -463,6 +463,43 @@ TEST(TrainerInitTest, IndependentOfParameterOrder) {
   EXPECT_EQ(parameter(*swapped, "b"), parameter(*original, "b"));
 }
 
+TEST(TrainerInitTest, NormalForEmbeddingTables) {
+  ToyBundle toy;
+  toy.manifest["parameters"][0]["shape"] = {256, 64};
+  toy.manifest["parameters"][0]["init"] = {{"kind", "normal"}};
+  toy.write();
+  std::unique_ptr<Trainer> t =
+      create(openToy(toy.dir), options("static:8", 10, 5));
+  ASSERT_NE(t, nullptr);
+  std::vector<float> v = parameter(*t, "w");
+  // The documented draw (Box-Muller on words 2e and 2e+1 of the
+  // parameter's init stream).
+  PhiloxStream stream(5, fnv1a("w"), 0xFFFFFFFFu);
+  for (size_t e : {size_t(0), size_t(1), v.size() - 1}) {
+    double u1 = 0.5 - double(stream.noise(2 * e));
+    double u2 = double(stream.noise(2 * e + 1)) + 0.5;
+    EXPECT_EQ(v[e], float(std::sqrt(-2.0 * std::log(u1)) *
+                          std::cos(6.283185307179586 * u2)))
+        << e;
+  }
+  // N(0, 1) over 16384 draws: mean within 0.05, standard deviation within
+  // 0.05 of 1, tails past 3 present but rare.
+  double sum = 0, squares = 0;
+  int beyond3 = 0;
+  for (float x : v) {
+    ASSERT_TRUE(std::isfinite(x));
+    sum += x;
+    squares += double(x) * x;
+    beyond3 += std::abs(x) > 3.0f;
+  }
+  double mean = sum / double(v.size());
+  double std = std::sqrt(squares / double(v.size()) - mean * mean);
+  EXPECT_LT(std::abs(mean), 0.05);
+  EXPECT_NEAR(std, 1.0, 0.05);
+  EXPECT_GT(beyond3, 0);
+  EXPECT_LT(beyond3, 100); // 0.27% of 16384 is 44
+}
+
 TEST(TrainerInitTest, KaimingBoundOnALargeTensor) {
   ToyBundle toy;
   toy.manifest["parameters"][0]["shape"] = {256, 64};

@@ -69,6 +69,8 @@ enum class InitKind {
   Zeros,
   /// All 1.0: PyTorch's default for normalization scales.
   Ones,
+  /// N(0, 1): PyTorch's default for embedding tables (nn.Embedding).
+  Normal,
   /// Raw little-endian f32 values from a file in the bundle.
   File,
 };
