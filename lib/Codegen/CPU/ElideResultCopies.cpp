@@ -11,6 +11,7 @@
 #include "qtrain/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace mlir::qtrain {
@@ -22,16 +23,25 @@ using namespace mlir;
 
 namespace {
 
+/// The entry points of the step ABI (docs/bundle.md, "The step ABI"): their
+/// buffers never overlap where written (outputs alias no input, inputs are
+/// only read), so every buffer argument is `llvm.noalias`.
+bool isStepEntry(func::FuncOp fn) {
+  return fn.isPublic() && llvm::is_contained({"train_step", "eval_step"},
+                                             fn.getSymName());
+}
+
 /// Whether `copy` may be elided: its target an argument of `fn` that only
 /// the copy uses, its source a fresh buffer of the same type whose other
-/// users are calls before the copy in its block (returning no memref, so no
-/// alias of the buffer outlives the copy). Only calls: code generated in
-/// `fn` itself that wrote the buffer would then write an argument, which
-/// LLVM must assume may alias the others, and the vectorized `reassoc`
-/// sums of qtrain-reassociate-sums and qtrain-promote-accumulators'
-/// registers would change the order of additions (ulp-level differences in
-/// the step's bias gradients, seen as different losses). A callee sees an
-/// argument either way.
+/// users come before the copy in its block and return no memref (no alias
+/// of the buffer outlives the copy). Unless the target is `llvm.noalias`,
+/// those users must be calls: code generated in `fn` itself that wrote the
+/// buffer would then write an argument, which LLVM must assume may alias
+/// the others, and the vectorized `reassoc` sums of
+/// qtrain-reassociate-sums would add in another order (ulp-level
+/// differences in the step's bias gradients, seen as different losses). A
+/// callee sees an argument either way; a `llvm.noalias` argument is to LLVM
+/// what a fresh allocation is.
 memref::AllocOp elidableSource(func::FuncOp fn, memref::CopyOp copy) {
   auto target = dyn_cast<BlockArgument>(copy.getTarget());
   if (!target || target.getOwner() != &fn.getBody().front() ||
@@ -41,12 +51,15 @@ memref::AllocOp elidableSource(func::FuncOp fn, memref::CopyOp copy) {
   if (!alloc || alloc.getType() != target.getType() ||
       alloc->getBlock() != copy->getBlock())
     return {};
+  bool noAlias = static_cast<bool>(fn.getArgAttr(
+      target.getArgNumber(), LLVM::LLVMDialect::getNoAliasAttrName()));
   Block *block = copy->getBlock();
   for (Operation *user : alloc->getUsers()) {
     if (user == copy)
       continue;
-    if (!isa<func::CallOp>(user) || user->getBlock() != block ||
-        !user->isBeforeInBlock(copy) ||
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    if (!inBlock || !inBlock->isBeforeInBlock(copy) ||
+        (!noAlias && !isa<func::CallOp>(user)) ||
         llvm::any_of(user->getResultTypes(), llvm::IsaPred<BaseMemRefType>))
       return {};
   }
@@ -59,6 +72,11 @@ struct ElideResultCopiesPass
     func::FuncOp fn = getOperation();
     if (fn.isExternal())
       return;
+    if (isStepEntry(fn))
+      for (auto [index, type] : llvm::enumerate(fn.getArgumentTypes()))
+        if (isa<BaseMemRefType>(type))
+          fn.setArgAttr(index, LLVM::LLVMDialect::getNoAliasAttrName(),
+                        UnitAttr::get(&getContext()));
     SmallVector<memref::CopyOp> copies;
     fn.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
     for (memref::CopyOp copy : copies) {

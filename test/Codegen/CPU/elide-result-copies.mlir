@@ -106,3 +106,21 @@ func.func @own_code(%out: memref<4xf32>) {
   memref.copy %alloc, %out : memref<4xf32> to memref<4xf32>
   return
 }
+
+// -----
+
+// The step's entry points: the step ABI never lets buffers overlap where
+// written, so their buffer arguments become llvm.noalias, and their own code
+// may write an out-parameter (LLVM treats it as a fresh allocation).
+// CHECK-LABEL: func.func @train_step
+//  CHECK-SAME:   %[[IN:.*]]: memref<4xf32> {llvm.noalias}, %[[OUT:.*]]: memref<4xf32> {llvm.noalias}
+//   CHECK-NOT:   memref.alloc
+//       CHECK:   linalg.fill {{.*}} outs(%[[OUT]]
+//   CHECK-NOT:   memref.copy
+func.func @train_step(%in: memref<4xf32>, %out: memref<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %alloc = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%zero : f32) outs(%alloc : memref<4xf32>)
+  memref.copy %alloc, %out : memref<4xf32> to memref<4xf32>
+  return
+}

@@ -248,7 +248,11 @@ def ElideResultCopiesPass
     outlives the copy). Buffers that code of the function itself writes keep
     their copy: LLVM knows a fresh allocation aliases nothing, an argument
     may alias the others, and the vectorized reassociated sums would round
-    differently. Function arguments are taken not
+    differently. The exception are the step's entry points, `@train_step`
+    and `@eval_step`: the step ABI never lets their buffers overlap where
+    written, so the pass marks their buffer arguments `llvm.noalias`, which
+    LLVM treats as it treats fresh allocations, and their own code may then
+    write an out-parameter (the new parameters, momentum and state). Function arguments are taken not
     to alias each other, as One-Shot Bufferize takes them at function
     boundaries; the bundle's ABI passes distinct buffers
     (docs/bundle.md). Runs before the deallocation pipeline, which then has
