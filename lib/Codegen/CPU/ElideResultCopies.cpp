@@ -27,8 +27,8 @@ namespace {
 /// buffers never overlap where written (outputs alias no input, inputs are
 /// only read), so every buffer argument is `llvm.noalias`.
 bool isStepEntry(func::FuncOp fn) {
-  return fn.isPublic() && llvm::is_contained({"train_step", "eval_step"},
-                                             fn.getSymName());
+  return fn.isPublic() &&
+         llvm::is_contained({"train_step", "eval_step"}, fn.getSymName());
 }
 
 /// Whether `copy` may be elided: its target an argument of `fn` that only
