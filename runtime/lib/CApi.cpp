@@ -370,10 +370,13 @@ qtrain_status qtrain_trainer_num_parameters(const qtrain_trainer *trainer,
   return QTRAIN_OK;
 }
 
-qtrain_status qtrain_trainer_get_parameter(const qtrain_trainer *trainer,
-                                           int64_t index,
-                                           qtrain_tensor *tensor) {
-  const char *fn = "qtrain_trainer_get_parameter";
+namespace {
+
+/// qtrain_trainer_get_parameter and _get_momentum: a view of parameter
+/// `index`'s value or momentum buffer.
+qtrain_status getParameterView(const char *fn, const qtrain_trainer *trainer,
+                               int64_t index, bool momentum,
+                               qtrain_tensor *tensor) {
   if (!trainer)
     return nullArgument(fn, "trainer");
   if (!tensor)
@@ -387,8 +390,26 @@ qtrain_status qtrain_trainer_get_parameter(const qtrain_trainer *trainer,
                     " is outside [0, " + std::to_string(t.getNumParameters()) +
                     ")");
   fillTensor(t.getParameterSpec(size_t(index)),
-             t.getParameterData(size_t(index)), tensor);
+             momentum ? t.getMomentumData(size_t(index))
+                      : t.getParameterData(size_t(index)),
+             tensor);
   return QTRAIN_OK;
+}
+
+} // namespace
+
+qtrain_status qtrain_trainer_get_parameter(const qtrain_trainer *trainer,
+                                           int64_t index,
+                                           qtrain_tensor *tensor) {
+  return getParameterView("qtrain_trainer_get_parameter", trainer, index,
+                          /*momentum=*/false, tensor);
+}
+
+qtrain_status qtrain_trainer_get_momentum(const qtrain_trainer *trainer,
+                                          int64_t index,
+                                          qtrain_tensor *tensor) {
+  return getParameterView("qtrain_trainer_get_momentum", trainer, index,
+                          /*momentum=*/true, tensor);
 }
 
 qtrain_status qtrain_trainer_find_parameter(const qtrain_trainer *trainer,

@@ -53,6 +53,12 @@ data:
                             padding and horizontal flip, seeded by --seed
                             (default crop-flip for cifar10/cifar100, none
                             otherwise)
+  --shuffle=seeded|none|FILE.npy  the order training samples are visited
+                            in: a permutation per epoch drawn from --seed
+                            (default), the data's own order every epoch,
+                            or the permutations of an integer .npy file
+                            (one row of N indices, or one row per epoch,
+                            repeating)
   --train-limit=N           use the first N training samples only
   --test-limit=N            evaluate on the first N test samples only
 training:
@@ -210,6 +216,8 @@ Options qtrain::run::parseOptions(int argc, char **argv) {
       o.normalize = need();
     else if (flag == "--augment")
       o.augment = need();
+    else if (flag == "--shuffle")
+      o.shuffle = need();
     else if (flag == "--cifar100-labels")
       o.cifar100Labels = need();
     else if (flag == "--train-limit")
@@ -314,6 +322,8 @@ Options qtrain::run::parseOptions(int argc, char **argv) {
         s.failed())
       die("--normalize: " + s.message(), 2);
   }
+  if (o.shuffle.empty())
+    die("--shuffle: expected seeded, none or a .npy file", 2);
   if (!o.augment.empty() && o.augment != "crop-flip" && o.augment != "none")
     die("--augment: expected crop-flip or none, got '" + o.augment + "'", 2);
   if (o.cifar100Labels != "fine" && o.cifar100Labels != "coarse")

@@ -36,6 +36,8 @@ struct Options {
   /// "crop-flip", "none", or empty: the dataset's default.
   std::string augment;
   std::string cifar100Labels = "fine";
+  /// "seeded", "none", or a .npy file of visiting orders (RunData.h).
+  std::string shuffle = "seeded";
   int64_t trainLimit = 0, testLimit = 0;
   int64_t epochs = 5, batch = 0;
   float lr = 0.05f, momentum = 0.9f, weightDecay = 5e-4f;

@@ -33,6 +33,7 @@ json qtrain::run::runConfig(const Options &o, const rt::Manifest &m,
                  {"eval_bits", evalBits},
                  {"data_format", d.formatName},
                  {"augment", d.input.augment ? "crop-flip" : "none"},
+                 {"shuffle", d.shuffleName},
                  {"epochs", o.epochs},
                  {"total_steps", totalSteps},
                  {"seed", o.seed},
@@ -81,6 +82,7 @@ std::string settingOf(const std::string &key) {
       {"data_dir", "--data or --data-dir"},
       {"data_format", "--data or --cifar100-labels"},
       {"augment", "--augment"},
+      {"shuffle", "--shuffle"},
       {"train_samples", "--train-limit or the data"},
       {"test_samples", "--test-limit or the data"},
       {"eval_bits", "--eval-bits"},
@@ -108,7 +110,8 @@ std::string settingOf(const std::string &key) {
 /// the run sets them so.
 const json *addedLater(const std::string &key) {
   static const std::map<std::string, json> kDefaults = {{"data_format", "idx"},
-                                                        {"augment", "none"}};
+                                                        {"augment", "none"},
+                                                        {"shuffle", "seeded"}};
   auto it = kDefaults.find(key);
   return it == kDefaults.end() ? nullptr : &it->second;
 }

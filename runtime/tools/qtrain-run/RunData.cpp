@@ -8,9 +8,12 @@
 
 #include "Fatal.h"
 
+#include "qtrain/runtime/Sha256.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 using namespace qtrain::run;
 namespace rt = qtrain::rt;
@@ -30,6 +33,77 @@ rt::Normalization qtrain::run::normalizationOf(const Options &o) {
   if (o.data == "cifar100")
     return rt::cifar100Normalization();
   return n;
+}
+
+namespace {
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string out = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + (shape.size() == 1 ? ",)" : ")");
+}
+
+/// --shuffle: the orders of a .npy file, each a permutation of the
+/// training samples (after --train-limit).
+void loadShuffle(const Options &o, Data &d) {
+  if (o.shuffle == "seeded" || o.shuffle == "none") {
+    d.shuffleName = o.shuffle;
+    return;
+  }
+  rt::NpyArray a;
+  if (rt::Status s = rt::readNpy(o.shuffle, {"<i4", "<i8"}, a); s.failed())
+    die("--shuffle: " + s.message());
+  int64_t count = d.train.count;
+  if (a.shape.empty() || a.shape.size() > 2 || a.shape.back() != count ||
+      (a.shape.size() == 2 && a.shape[0] < 1))
+    die(o.shuffle + ": expected " + std::to_string(count) +
+        " indices (the training samples), or E x " + std::to_string(count) +
+        " for E epochs, got shape " + shapeString(a.shape));
+  int64_t rows = a.shape.size() == 2 ? a.shape[0] : 1;
+  bool wide = a.dtype == "<i8";
+  d.orders.assign(size_t(rows), std::vector<int64_t>(size_t(count)));
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<bool> seen(size_t(count), false);
+    for (int64_t i = 0; i < count; ++i) {
+      size_t at = size_t(r * count + i);
+      int64_t v;
+      if (wide) {
+        std::memcpy(&v, a.bytes.data() + 8 * at, 8);
+      } else {
+        int32_t w;
+        std::memcpy(&w, a.bytes.data() + 4 * at, 4);
+        v = w;
+      }
+      if (v < 0 || v >= count || seen[size_t(v)])
+        die(o.shuffle + ": row " + std::to_string(r) + ", position " +
+            std::to_string(i) + ": " + std::to_string(v) +
+            (v < 0 || v >= count ? " is not a training sample (0.." +
+                                       std::to_string(count - 1) + ")"
+                                 : " appears twice (not a permutation)"));
+      seen[size_t(v)] = true;
+      d.orders[size_t(r)][size_t(i)] = v;
+    }
+  }
+  std::string bytes;
+  for (const std::vector<int64_t> &row : d.orders)
+    bytes.append(reinterpret_cast<const char *>(row.data()),
+                 row.size() * sizeof(int64_t));
+  d.shuffleName = "npy:" + rt::sha256Hex(bytes.data(), bytes.size());
+}
+
+} // namespace
+
+std::vector<int64_t> Data::epochOrder(uint64_t seed, int64_t epoch) const {
+  if (!orders.empty())
+    return orders[size_t(epoch % int64_t(orders.size()))];
+  if (shuffleName == "none") {
+    std::vector<int64_t> order(size_t(train.count));
+    for (int64_t i = 0; i < train.count; ++i)
+      order[size_t(i)] = i;
+    return order;
+  }
+  return rt::shuffleOrder(seed, epoch, train.count);
 }
 
 Data qtrain::run::loadData(const Options &o, const rt::Manifest &m) {
@@ -83,6 +157,7 @@ Data qtrain::run::loadData(const Options &o, const rt::Manifest &m) {
         (a.isFloat ? " fp32" : " u8") + " but the test samples " +
         std::to_string(b.channels) + "x" + std::to_string(b.rows) + "x" +
         std::to_string(b.cols) + (b.isFloat ? " fp32" : " u8"));
+  loadShuffle(o, d);
   d.normalization = normalizationOf(o);
   bool augment = o.augment.empty()
                      ? d.source.format == rt::DataFormat::Cifar10 ||

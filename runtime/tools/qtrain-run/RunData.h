@@ -39,6 +39,15 @@ struct Data {
   /// "idx", "cifar10", "cifar100", "cifar100-coarse" or "npy", as the
   /// checkpoint records it.
   std::string formatName;
+  /// The visiting order (--shuffle): "seeded", "none", or "npy:" and the
+  /// SHA-256 of the orders of a file, as the checkpoint records it; the
+  /// file's orders, one per epoch, repeating.
+  std::string shuffleName = "seeded";
+  std::vector<std::vector<int64_t>> orders;
+
+  /// The order of the training samples in epoch `epoch` of a run seeded
+  /// with `seed`.
+  std::vector<int64_t> epochOrder(uint64_t seed, int64_t epoch) const;
 };
 
 /// The normalization of --normalize, else of --mean/--std, else the

@@ -81,7 +81,7 @@ int qtrain::run::train(const Session &session) {
   for (int64_t step = start; step < total; ++step) {
     int64_t epoch = step / stepsPerEpoch, pos = step % stepsPerEpoch;
     if (order.empty() || pos == 0 || step == start)
-      order = rt::shuffleOrder(o.seed, epoch, data.train.count);
+      order = data.epochOrder(o.seed, epoch);
     if (ids)
       rt::fillIdBatch(data.train, order, pos, batch, idsX.data(),
                       labels.data());

@@ -201,6 +201,13 @@ qtrain_status qtrain_trainer_num_parameters(const qtrain_trainer *trainer,
 qtrain_status qtrain_trainer_get_parameter(const qtrain_trainer *trainer,
                                            int64_t index,
                                            qtrain_tensor *tensor);
+/* A view of parameter `index`'s SGD momentum buffer (zero before the
+   first step). After one step with momentum 0 and weight decay 0 it is
+   exactly that step's gradient of the loss (what qtrain-import-torch
+   --check compares with PyTorch's). */
+qtrain_status qtrain_trainer_get_momentum(const qtrain_trainer *trainer,
+                                          int64_t index,
+                                          qtrain_tensor *tensor);
 /* The index of the parameter named `name`. */
 qtrain_status qtrain_trainer_find_parameter(const qtrain_trainer *trainer,
                                             const char *name, int64_t *index);
