@@ -32,13 +32,39 @@ class UnsupportedError(Exception):
 _TORCH_DIR = os.path.dirname(torch.__file__)
 
 
-class _Tracer(fx.Tracer):
-    """fx's tracer, recording the module path each node was created in."""
+class _ShapedProxy(fx.Proxy):
+    """A proxy whose shape is known: `x.shape`, `x.size()`, `x.dim()` and
+    `x.ndim` give the concrete values of the traced input's shape, so that
+    code like `b, s, d = x.shape` traces (the graph is static anyway)."""
 
-    def __init__(self):
+    def _concrete(self):
+        value = self.tracer.values.get(self.node)
+        return value if isinstance(value, torch.Tensor) else None
+
+    def __getattr__(self, k):
+        value = self._concrete() if k in ("shape", "size", "dim", "ndim") else None
+        if value is not None:
+            if k == "shape":
+                return value.shape
+            if k == "ndim":
+                return value.dim()
+            return getattr(value, k)
+        return super().__getattr__(k)
+
+
+class _Tracer(fx.Tracer):
+    """fx's tracer, recording the module path each node was created in and
+    running each node on the example input as it goes (on a copy of the
+    model), so that shapes are concrete while tracing."""
+
+    def __init__(self, root, example):
         super().__init__()
         self.record_stack_traces = True
         self.path = []
+        self.values = {}
+        self.example = example
+        self.copy = copy.deepcopy(root)
+        self.copy_modules = dict(self.copy.named_modules())
 
     def call_module(self, m, forward, args, kwargs):
         self.path.append(self.path_of_module(m))
@@ -51,6 +77,34 @@ class _Tracer(fx.Tracer):
         node = super().create_node(*args, **kwargs)
         node.meta["qtrain_path"] = self.path[-1] if self.path else ""
         return node
+
+    def proxy(self, node):
+        try:
+            with torch.no_grad():
+                self.values[node] = self._run(node)
+        except Exception:  # the shape stays unknown; the importer says why later
+            self.values[node] = None
+        return _ShapedProxy(node, self)
+
+    def _run(self, node):
+        get = lambda n: self.values[n]
+        args = fx.node.map_arg(node.args, get)
+        kwargs = fx.node.map_arg(node.kwargs, get)
+        if node.op == "placeholder":
+            return self.example
+        if node.op == "get_attr":
+            obj = self.copy
+            for part in node.target.split("."):
+                obj = getattr(obj, part)
+            return obj
+        if node.op == "call_module":
+            # forward, not __call__: fx patches Module.__call__ while tracing.
+            return self.copy_modules[node.target].forward(*args, **kwargs)
+        if node.op == "call_function":
+            return node.target(*args, **kwargs)
+        if node.op == "call_method":
+            return getattr(args[0], node.target)(*args[1:], **kwargs)
+        return None
 
 
 def _source_line(node):
@@ -69,8 +123,8 @@ def _source_line(node):
             continue
         if path.startswith(_TORCH_DIR):
             continue
-        found = (path, number)
-    return found
+        return (path, number)  # innermost first
+    return None
 
 
 def _pair(v):
@@ -213,11 +267,17 @@ class Importer:
     # The driver.
 
     def trace(self):
-        tracer = _Tracer()
+        # Traced in training mode: code that reads self.training (dropout,
+        # functional batch norm) is traced as it trains.
+        was_training = self.module.training
+        self.module.train()
+        tracer = _Tracer(self.module, self.example)
         try:
             graph = tracer.trace(self.module)
         except Exception as e:  # fx raises TraceError, TypeError, ...
             raise UnsupportedError(f"torch.fx cannot trace the model: {e}") from None
+        finally:
+            self.module.train(was_training)
         gm = fx.GraphModule(tracer.root, graph)
         # Shapes on a copy in eval mode: running statistics stay as they are.
         probe = copy.deepcopy(gm).eval()
@@ -421,6 +481,9 @@ class Importer:
         if mean is None or var is None:
             self.fail(f"{what} without running statistics (track_running_stats=False): "
                       "qtrain's batch norm keeps them as state")
+        if not training:
+            self.fail(f"{what} with training=False (statistics frozen while training) is "
+                      "not supported: qtrain trains batch norm with batch statistics")
         if momentum is None or abs(momentum - 0.1) > 1e-12:
             self.fail(f"{what} with momentum {momentum}: qtrain-train-batchnorm updates "
                       "running statistics with PyTorch's default 0.1")
@@ -680,6 +743,23 @@ class Importer:
         # Through the common refinement: collapse then expand group-wise.
         flat = self.fn.collapse(x, [list(range(x.rank))], loc)
         return self.fn.expand(flat, [list(range(len(shape)))], shape, loc)
+
+    def expand(self, x, sizes):
+        x = self.as_tensor(x)
+        if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
+            sizes = sizes[0]
+        sizes = list(sizes)
+        lead = len(sizes) - x.rank
+        if lead < 0:
+            self.fail(f"expand of {x.type} to {len(sizes)} dimensions")
+        shape = [x.shape[i - lead] if (d == -1 and i >= lead) else d for i, d in enumerate(sizes)]
+        for i in range(x.rank):
+            if x.shape[i] != 1 and x.shape[i] != shape[lead + i]:
+                self.fail(f"expand of {x.type} to {shape}")
+        if tuple(shape) == x.shape:
+            return x
+        return self.fn.map([x], shape, lambda a, o: [f"linalg.yield {a[0]} : f32"],
+                           self.loc(), "bcast")
 
     def permute(self, x, perm):
         x = self.as_tensor(x)

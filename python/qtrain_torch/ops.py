@@ -406,7 +406,17 @@ FUNCTIONS = {
     operator.floordiv: _int_op(operator.floordiv),
 }
 
+def _expand(imp, node, x, *sizes):
+    return imp.expand(x, sizes)
+
+
+def _expand_as(imp, node, x, other):
+    return imp.expand(x, imp.as_tensor(other).shape)
+
+
 METHODS = {
+    "expand": _expand,
+    "expand_as": _expand_as,
     "view": _reshape,
     "reshape": _reshape,
     "flatten": _flatten_fn,
