@@ -41,6 +41,9 @@ config.substitutions.append(
     ("%gradcheck", sys.executable + " " +
      os.path.join(config.qtrain_src_root, "test", "lib", "gradcheck.py")))
 config.substitutions.append(("%python", sys.executable))
+# Debian's python3, which has python3-torch (qtrain-import-torch's tests).
+config.substitutions.append(("%torch_python", "/usr/bin/python3"))
+config.substitutions.append(("%qtrain_tools_dir", config.qtrain_tools_dir))
 config.substitutions.append(("%qtrain_obj_root", config.qtrain_obj_root))
 config.substitutions.append(
     ("%variant_compare", sys.executable + " " +
@@ -54,7 +57,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["qtrain-opt", "qtrain-compile", "qtrain-schedule", "qtrain-quant-check", "qtrain-float-check", "qtrain-ldp-gradcheck",
      "qtrain-train-toy", "qtrain-variant-check", "qtrain-input-grad-check",
-     "qtrain-run"], [config.qtrain_tools_dir]
+     "qtrain-run", "qtrain-import-torch"], [config.qtrain_tools_dir]
 )
 
 # tools/faults-read-only.test runs qtrain-run in a read-only directory; as
@@ -89,6 +92,11 @@ if subprocess.run(["/usr/bin/python3", "-c", "import torch"],
                   stdout=subprocess.DEVNULL,
                   stderr=subprocess.DEVNULL).returncode == 0:
     config.available_features.add("torch")
+# qtrain-import-torch's torchvision models (python3-torchvision).
+if subprocess.run(["/usr/bin/python3", "-c", "import torchvision"],
+                  stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("torchvision")
 
 # Sanitizer builds (docs/reliability.md): pass the sanitizers' options on.
 import os as _os

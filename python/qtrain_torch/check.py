@@ -4,8 +4,10 @@ autograd on the same weights and batch.
 The model is imported, compiled with `qtrain-compile --policy=none` (the
 fp32 step) and opened through libqtrain.so. One training step with
 momentum 0 and weight decay 0 leaves each parameter's gradient in its
-momentum buffer exactly (qtrain_trainer_get_momentum). Compared, each as
-max|qtrain - torch| / max|torch| (the relative error in the max norm):
+momentum buffer exactly (qtrain_trainer_get_momentum). qtrain's values and
+PyTorch's fp32 values are each compared with PyTorch's in fp64 (the same
+model and batch in double precision), as max|x - ref| / max|ref| (the
+relative error in the max norm), for:
 - the logits of the eval step (batch norm with its running statistics)
   with the model's in eval mode, before the step;
 - the loss of the training step (batch statistics) with
@@ -15,6 +17,11 @@ max|qtrain - torch| / max|torch| (the relative error in the max norm):
   in exact arithmetic, as a key projection's bias under softmax, is
   rounding noise in both);
 - the batch norms' running statistics after the step.
+A value passes when qtrain's error is at most the tolerance (1e-4), or at
+most NOISE_FACTOR (4) times PyTorch fp32's own error: deep batch-normed
+networks at small batches amplify fp32 rounding (torchvision's resnet18
+at batch 4 on 32x32 inputs: PyTorch fp32's gradients are 1.7e-4 from
+fp64), and qtrain's step is then held to PyTorch's own accuracy.
 """
 import copy
 import os
@@ -30,6 +37,7 @@ from .runtime import Trainer, tool_dir
 
 DEFAULT_TOLERANCE = 1e-4
 GRAD_FLOOR = 1e-3
+NOISE_FACTOR = 4.0
 
 
 def rel_error(ours, theirs, floor=0.0):
@@ -65,12 +73,36 @@ def check(module, example_input, tolerance=DEFAULT_TOLERANCE, seed=0, classes=No
     trainer = Trainer(bundle, momentum=0.0, weight_decay=0.0, lr=0.01, seed=seed)
     try:
         return _compare(module, example_input, params, imp.batchnorms, trainer, tolerance,
-                        seed, classes, max_id, log)
+                        seed, classes, max_id, log, dropout)
     finally:
         trainer.close()
 
 
-def _compare(module, example_input, params, batchnorms, trainer, tolerance, seed, classes, max_id, log):
+def _reference(module, x, labels, dtype, dropout):
+    """PyTorch's eval logits, train loss, gradients and running statistics
+    of a copy of `module` in `dtype`."""
+    model = copy.deepcopy(module).to(dtype)
+    xx = x.to(dtype) if x.is_floating_point() else x
+    if dropout == "off":
+        # The imported model leaves dropout out: so does the reference.
+        for m in model.modules():
+            if isinstance(m, torch.nn.modules.dropout._DropoutNd):
+                m.p = 0.0
+    model.eval()
+    with torch.no_grad():
+        logits = model(xx).double().numpy()
+    model.train()
+    model.zero_grad()
+    loss = F.cross_entropy(model(xx), labels)
+    loss.backward()
+    grads = {n: (p.grad.double().numpy() if p.grad is not None else
+                 np.zeros(tuple(p.shape))) for n, p in model.named_parameters()}
+    buffers = {n: b.double().numpy() for n, b in model.named_buffers()}
+    return logits, float(loss.item()), grads, buffers
+
+
+def _compare(module, example_input, params, batchnorms, trainer, tolerance, seed, classes,
+             max_id, log, dropout="error"):
     gen = torch.Generator().manual_seed(seed + 1)
     batch = trainer.info.batch
     classes = trainer.info.classes
@@ -80,49 +112,45 @@ def _compare(module, example_input, params, batchnorms, trainer, tolerance, seed
     else:
         x = torch.randn(tuple(example_input.shape), generator=gen)
     labels = torch.randint(0, classes, (batch,), generator=gen)
-    rows = []
 
-    eval_model = copy.deepcopy(module).eval()
-    with torch.no_grad():
-        ref_logits = eval_model(x).numpy()
+    exact = _reference(module, x, labels, torch.float64, dropout)
+    single = _reference(module, x, labels, torch.float32, dropout)
     logits = trainer.eval(x.numpy(), bits=0)
-    rows.append(("logits (eval)", rel_error(logits, ref_logits)))
-
-    train_model = copy.deepcopy(module).train()
-    train_model.zero_grad()
-    ref_loss = F.cross_entropy(train_model(x), labels)
-    ref_loss.backward()
     loss = trainer.step(x.numpy(), labels.numpy())
-    rows.append(("loss (train)", rel_error(np.float32(loss), ref_loss.item())))
-
-    named = dict(train_model.named_parameters())
     grads = []
     for i, p in enumerate(params):
-        name, grad = trainer.momentum(i)
-        ref = named[p["name"]].grad
-        ref = np.zeros(p["torch_shape"], np.float32) if ref is None else ref.numpy()
-        grads.append((p["name"], grad.reshape(p["torch_shape"]), ref))
-    # A gradient that is zero in exact arithmetic (a key's bias under
-    # softmax) is rounding noise in both: its error is measured against
-    # GRAD_FLOOR of the largest gradient of the model.
-    largest = max([float(np.abs(r).max()) for _, _, r in grads if r.size] + [0.0])
-    for name, grad, ref in grads:
-        rows.append((f"grad {name}", rel_error(grad, ref, GRAD_FLOOR * largest)))
+        _, grad = trainer.momentum(i)
+        grads.append((p["name"], grad.reshape(p["torch_shape"])))
+    state = [trainer.state(s)[1] for s in range(trainer.info.num_state)]
 
-    # Running statistics: the bundle's bn_mean/bn_var state in graph order.
-    bn_state = [trainer.state(s) for s in range(trainer.info.num_state)]
-    named_buffers = dict(train_model.named_buffers())
-    buffers = [(named_buffers[m], named_buffers[v]) for m, v in batchnorms]
-    if len(bn_state) == 2 * len(buffers):
-        for k, (mean, var) in enumerate(buffers):
-            rows.append((f"running mean #{k}", rel_error(bn_state[2 * k][1], mean.numpy())))
-            rows.append((f"running var #{k}", rel_error(bn_state[2 * k + 1][1], var.numpy())))
+    # (what, qtrain's value, PyTorch fp32's, the fp64 reference, floor)
+    items = [("logits (eval)", logits, single[0], exact[0], 0.0),
+             ("loss (train)", np.float64(loss), single[1], exact[1], 0.0)]
+    # A gradient that is zero in exact arithmetic (a key's bias under
+    # softmax) is rounding noise: its error is measured against GRAD_FLOOR
+    # of the largest gradient of the model.
+    largest = max([float(np.abs(g).max()) for g in exact[2].values() if g.size] + [0.0])
+    for name, grad in grads:
+        items.append((f"grad {name}", grad, single[2][name], exact[2][name],
+                      GRAD_FLOOR * largest))
+    if len(state) == 2 * len(batchnorms):
+        for k, (mean, var) in enumerate(batchnorms):
+            items.append((f"running mean #{k} ({mean})", state[2 * k], single[3][mean],
+                          exact[3][mean], 0.0))
+            items.append((f"running var #{k} ({var})", state[2 * k + 1], single[3][var],
+                          exact[3][var], 0.0))
+    rows = []
+    passed = True
+    log(f"  {'':52} {'qtrain':>10} {'PyTorch':>10}   (relative error against PyTorch in fp64)")
+    for what, ours, theirs, ref, floor in items:
+        q = rel_error(ours, ref, floor)
+        t = rel_error(theirs, ref, floor)
+        ok = q <= max(tolerance, NOISE_FACTOR * t)
+        passed = passed and ok
+        rows.append((what, q, t))
+        log(f"  {what:52} {q:10.3e} {t:10.3e}{'' if ok else '   FAIL'}")
     worst = max(rows, key=lambda r: r[1])
-    passed = worst[1] <= tolerance
-    for what, err in rows:
-        log(f"  {what:48} {err:.3e}")
-    log(f"largest relative error {worst[1]:.3e} ({worst[0]}); tolerance {tolerance:g}: "
+    log(f"largest relative error {worst[1]:.3e} ({worst[0]}; PyTorch fp32: {worst[2]:.3e}); "
+        f"tolerance {tolerance:g} or {NOISE_FACTOR:g}x PyTorch fp32's: "
         f"{'PASS' if passed else 'FAIL'}")
     return passed, rows
-
-

@@ -20,7 +20,6 @@ import torch
 import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.fx.passes.shape_prop import ShapeProp
 
 from .mlir import Function, Tensor, f32_literal, resource_hex, tensor_type
 
@@ -30,6 +29,7 @@ class UnsupportedError(Exception):
 
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
+_OWN_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class _ShapedProxy(fx.Proxy):
@@ -62,6 +62,7 @@ class _Tracer(fx.Tracer):
         self.record_stack_traces = True
         self.path = []
         self.values = {}
+        self.failure = None
         self.example = example
         self.copy = copy.deepcopy(root)
         self.copy_modules = dict(self.copy.named_modules())
@@ -82,8 +83,10 @@ class _Tracer(fx.Tracer):
         try:
             with torch.no_grad():
                 self.values[node] = self._run(node)
-        except Exception:  # the shape stays unknown; the importer says why later
+        except Exception as e:  # the first failure is the model's error
             self.values[node] = None
+            if self.failure is None:
+                self.failure = (node, e)
         return _ShapedProxy(node, self)
 
     def _run(self, node):
@@ -121,7 +124,7 @@ def _source_line(node):
             number = int(line.split(", line ")[1].split(",")[0])
         except (IndexError, ValueError):
             continue
-        if path.startswith(_TORCH_DIR):
+        if path.startswith(_TORCH_DIR) or path.startswith(_OWN_DIR):
             continue
         return (path, number)  # innermost first
     return None
@@ -258,12 +261,6 @@ class Importer:
             self.fail(f"expected a tensor {what}, got {type(v).__name__}")
         return v
 
-    def shape_of(self, node):
-        meta = node.meta.get("tensor_meta")
-        if meta is None or not hasattr(meta, "shape"):
-            self.fail("produces something other than one tensor")
-        return tuple(int(d) for d in meta.shape)
-
     # The driver.
 
     def trace(self):
@@ -278,18 +275,14 @@ class Importer:
             raise UnsupportedError(f"torch.fx cannot trace the model: {e}") from None
         finally:
             self.module.train(was_training)
-        gm = fx.GraphModule(tracer.root, graph)
-        # Shapes on a copy in eval mode: running statistics stay as they are.
-        probe = copy.deepcopy(gm).eval()
-        try:
-            with torch.no_grad():
-                ShapeProp(probe).propagate(self.example)
-        except Exception as e:
-            raise UnsupportedError(f"the model does not run on an input of shape "
-                                   f"{tuple(self.example.shape)}: {e}") from None
-        for a, b in zip(gm.graph.nodes, probe.graph.nodes):
-            a.meta["tensor_meta"] = b.meta.get("tensor_meta")
-        return gm
+        if tracer.failure is not None:
+            node, e = tracer.failure
+            where = self.where(node)
+            message = str(e).strip().split("\n")[0]
+            raise UnsupportedError(f"{where + ': ' if where else ''}the model does not run on "
+                                   f"an input of shape {tuple(self.example.shape)}: {message}")
+        self.values = tracer.values
+        return fx.GraphModule(tracer.root, graph)
 
     def run(self):
         gm = self.trace()
@@ -317,13 +310,14 @@ class Importer:
                 for part in node.target.split("."):
                     obj = getattr(obj, part)
                 self.env[node] = obj
-            elif node.op == "call_module":
-                m = modules[node.target]
-                self.env[node] = self.call_module(node, m)
-            elif node.op == "call_function":
-                self.env[node] = self.call_function(node)
-            elif node.op == "call_method":
-                self.env[node] = self.call_method(node)
+            elif node.op in ("call_module", "call_function", "call_method"):
+                if node.op == "call_module":
+                    self.env[node] = self.call_module(node, modules[node.target])
+                elif node.op == "call_function":
+                    self.env[node] = self.call_function(node)
+                else:
+                    self.env[node] = self.call_method(node)
+                self.check_shape(node)
             elif node.op == "output":
                 result = self.value(node.args[0])
         if not isinstance(result, Tensor) or result.rank != 2 or result.dtype != "f32":
@@ -332,6 +326,14 @@ class Importer:
                                    "forward returns one batch x classes tensor of logits")
         self.result = result
         return self.text()
+
+    def check_shape(self, node):
+        """The imported value has the shape PyTorch computed for the node."""
+        ours, theirs = self.env[node], self.values.get(node)
+        if isinstance(ours, Tensor) and isinstance(theirs, torch.Tensor):
+            if ours.shape != tuple(theirs.shape):
+                self.fail(f"internal error: imported as {ours.type} but PyTorch computes "
+                          f"{tuple(theirs.shape)}")
 
     def text(self):
         ordered = sorted(self.args.values(), key=lambda a: self.param_order[a["name"]])

@@ -25,6 +25,7 @@ def main():
     failed = 0
     for name in args.names:
         torch.manual_seed(0)
+        dropout = "error"
         if name in op_models.MODELS:
             model = op_models.MODELS[name]()
             if name in op_models.IDS:
@@ -37,16 +38,19 @@ def main():
             import models
             model, example = models.MODELS[name](args.batch)
             max_id = None
+            dropout = "off"
         lines = []
         work = os.path.join(args.workdir, name) if args.workdir else None
         try:
-            passed, rows = check(model, example, max_id=max_id, workdir=work, log=lines.append)
+            passed, rows = check(model, example, max_id=max_id, workdir=work,
+                                 log=lines.append, dropout=dropout)
         except Exception as e:  # the message is the test's output
             print(f"{name}: ERROR {type(e).__name__}: {e}")
             failed += 1
             continue
         worst = max(rows, key=lambda r: r[1])
-        print(f"{name}: {'PASS' if passed else 'FAIL'} {worst[1]:.2e} ({worst[0]})")
+        print(f"{name}: {'PASS' if passed else 'FAIL'} {worst[1]:.2e} ({worst[0]}; "
+              f"PyTorch fp32 {worst[2]:.2e})")
         if not passed:
             print("\n".join(lines))
             failed += 1
