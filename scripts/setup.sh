@@ -35,9 +35,11 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libopenblas-dev
   dataset-fashion-mnist
 )
-# The side-by-side step benchmark's smoke test (benchmarks/step): PyTorch
-# from Debian, about 175 packages, so only `make test` installs it.
-((tests)) && packages+=(python3-torch)
+# PyTorch from Debian (about 175 packages), for the side-by-side step
+# benchmark's smoke test (benchmarks/step) and qtrain-import-torch's tests
+# (with torchvision's models), so only `make test` installs it; users of
+# qtrain-import-torch install python3-torch (and python3-torchvision).
+((tests)) && packages+=(python3-torch python3-torchvision)
 
 missing=()
 for pkg in "${packages[@]}"; do

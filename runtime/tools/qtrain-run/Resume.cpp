@@ -109,9 +109,8 @@ std::string settingOf(const std::string &key) {
 /// written, with the value those runs had: such a checkpoint resumes when
 /// the run sets them so.
 const json *addedLater(const std::string &key) {
-  static const std::map<std::string, json> kDefaults = {{"data_format", "idx"},
-                                                        {"augment", "none"},
-                                                        {"shuffle", "seeded"}};
+  static const std::map<std::string, json> kDefaults = {
+      {"data_format", "idx"}, {"augment", "none"}, {"shuffle", "seeded"}};
   auto it = kDefaults.find(key);
   return it == kDefaults.end() ? nullptr : &it->second;
 }

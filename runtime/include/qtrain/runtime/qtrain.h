@@ -206,8 +206,7 @@ qtrain_status qtrain_trainer_get_parameter(const qtrain_trainer *trainer,
    exactly that step's gradient of the loss (what qtrain-import-torch
    --check compares with PyTorch's). */
 qtrain_status qtrain_trainer_get_momentum(const qtrain_trainer *trainer,
-                                          int64_t index,
-                                          qtrain_tensor *tensor);
+                                          int64_t index, qtrain_tensor *tensor);
 /* The index of the parameter named `name`. */
 qtrain_status qtrain_trainer_find_parameter(const qtrain_trainer *trainer,
                                             const char *name, int64_t *index);
