@@ -145,9 +145,8 @@ def svg(curves, path, compare):
             e = math.log10(max(v, 1e-9))
             return y0 + panel_h - (panel_h - 20) * (e - lo) / (hi - lo)
 
-        out.append(f'<text x="60" y="{y0 - 8}">{name}: relative loss difference per step, '
-                   f'qtrain vs PyTorch (black), PyTorch fp32 vs fp64 (orange); log scale, '
-                   f'dotted: 1e-3</text>')
+        out.append(f'<text x="60" y="{y0 - 8}">{name}: relative loss difference, qtrain vs '
+                   f'PyTorch (black), PyTorch vs fp64 (orange)</text>')
         out.append(f'<rect x="60" y="{y0}" width="{px(min(compare, n - 1)) - 60}" height="{panel_h}" fill="#eeeeee"/>')
         out.append(f'<line x1="60" y1="{y0 + panel_h}" x2="{width - 20}" y2="{y0 + panel_h}" stroke="black"/>')
         out.append(f'<line x1="60" y1="{y0}" x2="60" y2="{y0 + panel_h}" stroke="black"/>')

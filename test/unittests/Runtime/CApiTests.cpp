@@ -214,6 +214,60 @@ TEST(CApiTest, TrainsTheToy) {
   qtrain_trainer_destroy(trainer);
 }
 
+// qtrain_trainer_get_momentum: zero before the first step; after a step
+// with momentum 0 and weight decay 0 the buffer is that step's gradient,
+// so the update is p - lr * buffer (qtrain-import-torch --check reads
+// gradients this way).
+TEST(CApiTest, MomentumIsTheGradient) {
+  qtrain_bundle *bundle = nullptr;
+  ASSERT_EQ(qtrain_bundle_open(toyBundleDir().c_str(), &bundle), QTRAIN_OK)
+      << qtrain_last_error();
+  qtrain_trainer_options options;
+  qtrain_trainer_options_init(&options);
+  options.schedule = "static:8";
+  options.total_steps = 1;
+  options.learning_rate = 0.5f;
+  options.momentum = 0.0f;
+  qtrain_trainer *trainer = nullptr;
+  ASSERT_EQ(qtrain_trainer_create(bundle, &options, &trainer), QTRAIN_OK)
+      << qtrain_last_error();
+  qtrain_tensor tensor;
+  tensor.struct_size = sizeof(tensor);
+  ASSERT_EQ(qtrain_trainer_get_momentum(trainer, 0, &tensor), QTRAIN_OK);
+  EXPECT_STREQ(tensor.name, "w");
+  ASSERT_EQ(tensor.numel, 12);
+  for (int64_t i = 0; i < tensor.numel; ++i)
+    EXPECT_EQ(tensor.data[i], 0.0f);
+  ASSERT_EQ(qtrain_trainer_get_parameter(trainer, 0, &tensor), QTRAIN_OK);
+  std::vector<float> before(tensor.data, tensor.data + tensor.numel);
+
+  ToyBatch batch = toyBatch();
+  ASSERT_EQ(qtrain_trainer_step(trainer, batch.x.data(), batch.labels.data(),
+                                nullptr),
+            QTRAIN_OK);
+  ASSERT_EQ(qtrain_trainer_get_momentum(trainer, 0, &tensor), QTRAIN_OK);
+  std::vector<float> grad(tensor.data, tensor.data + tensor.numel);
+  ASSERT_EQ(qtrain_trainer_get_parameter(trainer, 0, &tensor), QTRAIN_OK);
+  bool moved = false;
+  for (size_t i = 0; i < grad.size(); ++i) {
+    EXPECT_FLOAT_EQ(tensor.data[i], before[i] - 0.5f * grad[i]) << i;
+    moved |= grad[i] != 0.0f;
+  }
+  EXPECT_TRUE(moved);
+
+  expectError(qtrain_trainer_get_momentum(nullptr, 0, &tensor),
+              QTRAIN_ERROR_INVALID_ARGUMENT,
+              "qtrain_trainer_get_momentum: trainer is NULL");
+  expectError(qtrain_trainer_get_momentum(trainer, 0, nullptr),
+              QTRAIN_ERROR_INVALID_ARGUMENT,
+              "qtrain_trainer_get_momentum: tensor is NULL");
+  expectError(qtrain_trainer_get_momentum(trainer, 4, &tensor),
+              QTRAIN_ERROR_INVALID_ARGUMENT,
+              "qtrain_trainer_get_momentum: index 4 is outside [0, 4)");
+  qtrain_trainer_destroy(trainer);
+  qtrain_bundle_close(bundle);
+}
+
 TEST(CApiTest, TokenIdInputs) {
   Toy toy;
   ToyBatch batch = toyBatch();
