@@ -89,8 +89,15 @@ class _Tracer(fx.Tracer):
                 self.failure = (node, e)
         return _ShapedProxy(node, self)
 
+    def _value(self, n):
+        # fx makes some nodes without a proxy (get_attr of a buffer or a
+        # tensor constant, through create_arg): run them on first use.
+        if n not in self.values:
+            self.values[n] = self._run(n)
+        return self.values[n]
+
     def _run(self, node):
-        get = lambda n: self.values[n]
+        get = self._value
         args = fx.node.map_arg(node.args, get)
         kwargs = fx.node.map_arg(node.kwargs, get)
         if node.op == "placeholder":
