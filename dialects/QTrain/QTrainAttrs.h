@@ -31,6 +31,11 @@ inline constexpr llvm::StringLiteral kGradScheduleAttrName =
 /// Name of the argument attribute that marks a control input of the step:
 /// "bits", "grad_bits", "seed" or "step".
 inline constexpr llvm::StringLiteral kControlAttrName = "qtrain.control";
+/// On an elementwise copy in a forward graph: train-time dropout with this
+/// probability (qtrain-insert-dropout makes it a qtrain.dropout).
+inline constexpr llvm::StringLiteral kDropoutAttrName = "qtrain.dropout";
+/// The Philox stream of dropout site k is kDropoutStreamBase + k ("DP").
+inline constexpr int64_t kDropoutStreamBase = 0x44500000;
 /// Name of the argument and result attribute that marks state the step
 /// carries from one call to the next (other than parameters and optimizer
 /// state): "ema" for the running range of a quantized activation,

@@ -137,6 +137,14 @@ LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
     return op->emitError() << "'" << Bf16OperandsAttrHelper::getNameStr()
                            << "' must be a unit attribute";
   }
+  if (attr.getName() == kDropoutAttrName) {
+    auto p = dyn_cast<FloatAttr>(attr.getValue());
+    if (p && p.getValueAsDouble() >= 0.0 && p.getValueAsDouble() < 1.0)
+      return success();
+    return op->emitError() << "'" << kDropoutAttrName
+                           << "' must be a probability in [0, 1), got "
+                           << attr.getValue();
+  }
   return op->emitError() << "unknown qtrain attribute '"
                          << attr.getName().getValue() << "' on an operation";
 }

@@ -12,6 +12,7 @@
 #include "mlir/IR/OpImplementation.h"
 
 #include <cmath>
+#include <cstdint>
 
 using namespace mlir;
 using namespace mlir::qtrain;
@@ -184,6 +185,20 @@ LogicalResult RunningStatOp::verify() {
   double c = getCorrection().convertToDouble();
   if (!(c >= 1.0 && std::isfinite(c)))
     return emitOpError("correction must be finite and at least 1, got ") << c;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// DropoutOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DropoutOp::verify() {
+  double p = getP().convertToDouble();
+  if (!(p >= 0.0 && p < 1.0))
+    return emitOpError("p must be in [0, 1), got ") << p;
+  int64_t stream = getStream();
+  if (stream < 0 || stream > int64_t(UINT32_MAX))
+    return emitOpError("stream must be a 32-bit unsigned id, got ") << stream;
   return success();
 }
 

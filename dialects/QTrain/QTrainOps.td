@@ -320,6 +320,52 @@ def QTrain_RunningStatOp : QTrain_Op<"running_stat", [
 }
 
 //===----------------------------------------------------------------------===//
+// DropoutOp
+//===----------------------------------------------------------------------===//
+
+def QTrain_DropoutOp : QTrain_Op<"dropout", [
+    Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Train-time dropout with a replayable Philox mask";
+  let description = [{
+    PyTorch's `nn.Dropout(p)` in training mode: each element is kept with
+    probability 1 - p and scaled by 1 / (1 - p), or zeroed:
+
+    ```
+    u      = noise(seed, stream, step, i) + 0.5      in [0, 1), 2^-24 steps
+    result = u >= p ? input * s : 0,    s = 1 / (1 - p) rounded to f32
+    ```
+
+    with `noise` the Philox4x32-10 stream of stochastic rounding
+    (docs/numerics.md section 2: key `seed`, counter (element index / 4,
+    `stream`, `step`), word (element index mod 4)), the element index
+    row-major. The mask is a pure function of (seed, stream, step, i), so a
+    step and its backward pass draw the same mask and any other
+    implementation can replay it (qtrain-import-torch --check does, in
+    PyTorch). In reverse mode the gradient is the same op on the adjoint
+    (the same mask); qtrain-autodiff makes the evaluation step's op the
+    identity. `qtrain-insert-dropout` creates it from the dropout marks of
+    a forward graph, one `stream` per site (0x44500000 + site).
+
+    ```mlir
+    %y = qtrain.dropout %x seed(%seed, %step) {p = 2.5e-01 : f64,
+        stream = 1146093568 : i64} : tensor<128x120xf32>
+    ```
+  }];
+  let arguments = (ins
+    RankedTensorOf<[F32, F64]>:$input,
+    I64:$seed,
+    I32:$step,
+    F64Attr:$p,
+    I64Attr:$stream
+  );
+  let results = (outs RankedTensorOf<[F32, F64]>:$result);
+  let assemblyFormat = [{
+    $input `seed` `(` $seed `,` $step `)` attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // LearnedBitsOp
 //===----------------------------------------------------------------------===//
 

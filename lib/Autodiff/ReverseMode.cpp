@@ -201,6 +201,18 @@ LogicalResult ReverseMode::differentiate(Operation *op) {
                                 learned.getResult()));
     return success();
   }
+  // Dropout is linear in its input for a given mask: the gradient is the
+  // same op (the same seed, step and stream: the same mask) on the adjoint.
+  if (auto dropout = dyn_cast<DropoutOp>(op)) {
+    if (Value adjoint = getAdjoint(dropout.getResult()))
+      accumulate(dropout.getInput(),
+                 DropoutOp::create(builder, op->getLoc(), adjoint.getType(),
+                                   adjoint, dropout.getSeed(),
+                                   dropout.getStep(), dropout.getPAttr(),
+                                   dropout.getStreamAttr())
+                     .getResult());
+    return success();
+  }
   // The training step normalizes with the batch's statistic; its running
   // average is state, not differentiated.
   if (auto stat = dyn_cast<RunningStatOp>(op)) {

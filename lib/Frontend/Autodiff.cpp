@@ -258,6 +258,12 @@ static void useRunningRanges(func::FuncOp fn) {
   llvm::BitVector drop(fn.getNumResults());
   drop.set(1, fn.getNumResults());
   (void)fn.eraseResults(drop);
+  // Evaluation has no dropout.
+  SmallVector<DropoutOp> dropouts(fn.getOps<DropoutOp>());
+  for (DropoutOp dropout : dropouts) {
+    dropout.getResult().replaceAllUsesWith(dropout.getInput());
+    dropout.erase();
+  }
   // Batch norm evaluates with its running statistics.
   SmallVector<RunningStatOp> stats(fn.getOps<RunningStatOp>());
   for (RunningStatOp stat : stats) {

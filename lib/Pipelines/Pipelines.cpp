@@ -118,6 +118,7 @@ mlir::qtrain::buildQuantizePipeline(OpPassManager &pm,
 
 LogicalResult mlir::qtrain::buildTrainingStepPipeline(
     OpPassManager &pm, const StepPipelineOptions &options, PipelineErrorFn) {
+  pm.addPass(createInsertDropoutPass());
   if (options.trainBatchnorm)
     pm.addPass(createTrainBatchNormPass());
   AutodiffPassOptions autodiff;

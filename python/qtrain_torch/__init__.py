@@ -10,7 +10,7 @@ from .lower import Importer, UnsupportedError
 __all__ = ["export", "export_with_params", "Importer", "UnsupportedError"]
 
 
-def export_with_params(module, example_input, dropout="error"):
+def export_with_params(module, example_input, dropout="train"):
     """(MLIR text, the parameters in argument order: dicts with 'name',
     'torch_shape' and the 'tensor' of the argument), and the notes."""
     imp = Importer(module, example_input, dropout=dropout)
@@ -18,7 +18,7 @@ def export_with_params(module, example_input, dropout="error"):
     return text, imp.params, imp.notes
 
 
-def export(module, example_input, dropout="error"):
+def export(module, example_input, dropout="train"):
     """The forward graph of `module` at the batch and shape of
     `example_input` (float32 features or int64 token ids), as MLIR text:
     @forward with the parameters as {qtrain.param} arguments that carry

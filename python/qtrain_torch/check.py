@@ -17,6 +17,9 @@ relative error in the max norm), for:
   in exact arithmetic, as a key projection's bias under softmax, is
   rounding noise in both);
 - the batch norms' running statistics after the step.
+Dropout is replayed: PyTorch's training step runs the traced graph with
+each site's mask drawn from qtrain's Philox stream (philox.py) for the
+same seed and step.
 A value passes when qtrain's error is at most the tolerance (1e-4), or at
 most NOISE_FACTOR (4) times PyTorch fp32's own error: deep batch-normed
 networks at small batches amplify fp32 rounding (torchvision's resnet18
@@ -33,6 +36,7 @@ import torch
 import torch.nn.functional as F
 
 from .lower import Importer
+from .philox import dropout_keep
 from .runtime import Trainer, tool_dir
 
 DEFAULT_TOLERANCE = 1e-4
@@ -51,7 +55,7 @@ def rel_error(ours, theirs, floor=0.0):
 
 
 def check(module, example_input, tolerance=DEFAULT_TOLERANCE, seed=0, classes=None,
-          max_id=None, workdir=None, compile_args=(), log=print, dropout="error"):
+          max_id=None, workdir=None, compile_args=(), log=print, dropout="train"):
     """Runs the comparison; returns (passed, rows) where rows are
     (what, relative error)."""
     torch.manual_seed(seed)
@@ -72,15 +76,37 @@ def check(module, example_input, tolerance=DEFAULT_TOLERANCE, seed=0, classes=No
                            + done.stdout)
     trainer = Trainer(bundle, momentum=0.0, weight_decay=0.0, lr=0.01, seed=seed)
     try:
-        return _compare(module, example_input, params, imp.batchnorms, trainer, tolerance,
-                        seed, classes, max_id, log, dropout)
+        return _compare(module, example_input, imp, trainer, tolerance, seed, classes,
+                        max_id, log, dropout)
     finally:
         trainer.close()
 
 
-def _reference(module, x, labels, dtype, dropout):
+class _Replay(torch.fx.Interpreter):
+    """Runs the traced model with each dropout site's mask replayed from
+    qtrain's Philox stream (philox.py) instead of PyTorch's RNG."""
+
+    def __init__(self, gm, sites, seed, step):
+        super().__init__(gm)
+        self.sites = {name: (k, p) for k, (name, p) in enumerate(sites)}
+        self.seed, self.step = seed, step
+
+    def run_node(self, n):
+        if n.name not in self.sites:
+            return super().run_node(n)
+        args, _ = self.fetch_args_kwargs_from_env(n)
+        x = args[0]
+        k, p = self.sites[n.name]
+        keep = torch.from_numpy(dropout_keep(self.seed, k, self.step, tuple(x.shape), p))
+        scale = float(np.float32(1.0) / np.float32(1.0 - p)) if x.dtype == torch.float32 \
+            else 1.0 / (1.0 - p)
+        return torch.where(keep, x * scale, torch.zeros((), dtype=x.dtype))
+
+
+def _reference(module, x, labels, dtype, dropout, imp=None, seed=0):
     """PyTorch's eval logits, train loss, gradients and running statistics
-    of a copy of `module` in `dtype`."""
+    of a copy of `module` in `dtype`; the training step replays qtrain's
+    dropout masks (step 0, `seed`) on the importer's traced graph."""
     model = copy.deepcopy(module).to(dtype)
     xx = x.to(dtype) if x.is_floating_point() else x
     if dropout == "off":
@@ -91,9 +117,13 @@ def _reference(module, x, labels, dtype, dropout):
     model.eval()
     with torch.no_grad():
         logits = model(xx).double().numpy()
+    sites = imp.dropout_sites if imp is not None else []
+    if sites:
+        model = copy.deepcopy(imp.gm).to(dtype)
     model.train()
     model.zero_grad()
-    loss = F.cross_entropy(model(xx), labels)
+    out = _Replay(model, sites, seed, 0).run(xx) if sites else model(xx)
+    loss = F.cross_entropy(out, labels)
     loss.backward()
     grads = {n: (p.grad.double().numpy() if p.grad is not None else
                  np.zeros(tuple(p.shape))) for n, p in model.named_parameters()}
@@ -101,8 +131,9 @@ def _reference(module, x, labels, dtype, dropout):
     return logits, float(loss.item()), grads, buffers
 
 
-def _compare(module, example_input, params, batchnorms, trainer, tolerance, seed, classes,
-             max_id, log, dropout="error"):
+def _compare(module, example_input, imp, trainer, tolerance, seed, classes, max_id, log,
+             dropout="train"):
+    params, batchnorms = imp.params, imp.batchnorms
     gen = torch.Generator().manual_seed(seed + 1)
     batch = trainer.info.batch
     classes = trainer.info.classes
@@ -113,8 +144,8 @@ def _compare(module, example_input, params, batchnorms, trainer, tolerance, seed
         x = torch.randn(tuple(example_input.shape), generator=gen)
     labels = torch.randint(0, classes, (batch,), generator=gen)
 
-    exact = _reference(module, x, labels, torch.float64, dropout)
-    single = _reference(module, x, labels, torch.float32, dropout)
+    exact = _reference(module, x, labels, torch.float64, dropout, imp, seed)
+    single = _reference(module, x, labels, torch.float32, dropout, imp, seed)
     logits = trainer.eval(x.numpy(), bits=0)
     loss = trainer.step(x.numpy(), labels.numpy())
     grads = []

@@ -113,8 +113,9 @@ def main(argv=None):
     ap.add_argument("--kwargs", default=None, help="more factory arguments, a JSON object")
     ap.add_argument("--seed", type=int, default=0,
                     help="torch.manual_seed before the model is built (default 0)")
-    ap.add_argument("--dropout", choices=["error", "off"], default="error",
-                    help="train-time dropout: refuse it (default), or leave it out (off)")
+    ap.add_argument("--dropout", choices=["train", "off"], default="train",
+                    help="train-time dropout: as PyTorch trains it, with a replayable mask "
+                         "(default), or left out (off)")
     ap.add_argument("-o", "--output", default=None, help="the MLIR file (default: stdout)")
     ap.add_argument("--check", action="store_true",
                     help="compile the fp32 step and compare it with PyTorch's autograd")

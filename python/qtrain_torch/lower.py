@@ -152,7 +152,7 @@ def _op_name(node):
 
 
 class Importer:
-    def __init__(self, module, example_input, function="forward", dropout="error"):
+    def __init__(self, module, example_input, function="forward", dropout="train"):
         if not isinstance(module, nn.Module):
             raise UnsupportedError(f"expected a torch.nn.Module, got {type(module).__name__}")
         self.module = module
@@ -174,6 +174,9 @@ class Importer:
         # The running statistics of each batch norm, in graph order (the
         # order of their state in the bundle).
         self.batchnorms = []
+        # (fx node name, p) of each dropout site, in graph order (its Philox
+        # stream is 0x44500000 + index: qtrain-insert-dropout).
+        self.dropout_sites = []
 
     # Diagnostics and locations.
 
@@ -583,17 +586,24 @@ class Importer:
                                ["parallel"] * x.rank, body, loc, "ln")
 
     def dropout(self, x, p):
-        """Train-time dropout. qtrain's steps have no dropout mask yet: it is
-        refused unless the caller chose to train without it (dropout="off",
-        qtrain-import-torch --dropout=off), which is said in a note."""
+        """Train-time dropout: an elementwise copy marked {qtrain.dropout =
+        p}, which qtrain-compile's qtrain-insert-dropout turns into a
+        Philox-masked qtrain.dropout (evaluation skips it). With
+        dropout="off" (--dropout=off) it is left out, with a note."""
         if p == 0:
             return x
+        if not 0 <= p < 1:
+            self.fail(f"dropout probability {p}: expected [0, 1)")
         if self.dropout_mode == "off":
             self.notes.append(f"{self.where() or self.node.name}: dropout (p={p}) is left out "
                               "(--dropout=off): the imported model trains without it")
             return x
-        self.fail(f"train-time dropout (p={p}) is not supported by qtrain's training step; "
-                  "give --dropout=off (dropout=\"off\") to import the model without it")
+        x = self.as_tensor(x)
+        full = [f"d{i}" for i in range(x.rank)]
+        self.dropout_sites.append((self.node.name, p))
+        return self.fn.generic([x], [full], list(x.shape), full, ["parallel"] * x.rank,
+                               lambda a, o: [f"linalg.yield {a[0]} : {x.dtype}"], self.loc(),
+                               "drop", attrs=f", qtrain.dropout = {float(p):.17e} : f64")
 
     def scale(self, x, factor):
         c = self.fn.f32(factor)

@@ -101,7 +101,7 @@ class Function:
         return t
 
     def generic(self, inputs, maps, out, out_map, iterators, body, loc=None,
-                prefix="g", init=None):
+                prefix="g", init=None, attrs=""):
         """linalg.generic over `inputs` (Tensors, read through `maps`) into a
         new tensor of `out` (shape) read through `out_map`, or into `init`.
         `body(args, out_arg)` gets the block argument names and returns the
@@ -118,7 +118,7 @@ class Function:
             ins = (f" ins({', '.join(i.name for i in inputs)} : "
                    f"{', '.join(i.type for i in inputs)})")
         self.emit(f"{t.name} = linalg.generic {{indexing_maps = [{all_maps}], "
-                  f"iterator_types = [{its}]}}{ins} outs({init.name} : {init.type}) {{")
+                  f"iterator_types = [{its}]{attrs}}}{ins} outs({init.name} : {init.type}) {{")
         args = [f"%a{i}" for i in range(len(inputs))]
         sig = ", ".join([f"{a}: {i.dtype}" for a, i in zip(args, inputs)] +
                         [f"%out: {init.dtype}"])

@@ -1,4 +1,4 @@
-"""Models qtrain-import-torch refuses, for import-errors.test. Line
+"""Models qtrain-import-torch refuses (and one with dropout), for import-errors.test. Line
 numbers matter: the test checks the source line each error names."""
 import torch
 import torch.nn as nn

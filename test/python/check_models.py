@@ -25,7 +25,7 @@ def main():
     failed = 0
     for name in args.names:
         torch.manual_seed(0)
-        dropout = "error"
+        dropout = "train"
         if name in op_models.MODELS:
             model = op_models.MODELS[name]()
             if name in op_models.IDS:
@@ -38,7 +38,6 @@ def main():
             import models
             model, example = models.MODELS[name](args.batch)
             max_id = None
-            dropout = "off"
         lines = []
         work = os.path.join(args.workdir, name) if args.workdir else None
         try:

@@ -113,6 +113,22 @@ class Attention(nn.Module):
         return self.fc(y.flatten(1))
 
 
+class DropoutNet(nn.Module):
+    """nn.Dropout and F.dropout(training=self.training)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(C * H * W, 32)
+        self.drop = nn.Dropout(0.3)
+        self.fc2 = nn.Linear(32, 16)
+        self.fc3 = nn.Linear(16, CLASSES)
+
+    def forward(self, x):
+        y = self.drop(F.relu(self.fc1(x.flatten(1))))
+        y = F.dropout(F.relu(self.fc2(y)), p=0.5, training=self.training)
+        return self.fc3(y)
+
+
 class LogSoftmaxHead(nn.Module):
     def __init__(self):
         super().__init__()
@@ -223,6 +239,7 @@ MODELS = {
     "sub_mul": lambda: Binary(lambda a, b, s: (a - b) * s),
     "div": lambda: Binary(lambda a, b, s: torch.div(a, s) + torch.mul(b, 3.0)),
     "mean": lambda: Fn(lambda y: y.mean(dim=(2, 3)), 4),
+    "dropout": DropoutNet,
     # Attention pieces.
     "matmul_softmax": Attention,
     # Embeddings (token-id input).

@@ -132,6 +132,28 @@ def RebatchPass : Pass<"qtrain-rebatch", "::mlir::ModuleOp"> {
   ];
 }
 
+def InsertDropoutPass : Pass<"qtrain-insert-dropout", "::mlir::ModuleOp"> {
+  let summary = "Dropout marks of a forward graph become qtrain.dropout";
+  let description = [{
+    A forward graph in upstream dialects marks train-time dropout on an
+    elementwise copy: a `linalg.generic` with identity maps whose body
+    yields its one input, carrying `{qtrain.dropout = p : f64}`
+    (qtrain-import-torch writes one per `nn.Dropout`/`F.dropout`). This pass
+    replaces each with `qtrain.dropout` on the `{qtrain.control = "seed"}`
+    and `"step"` arguments, site k (program order) on Philox stream
+    0x44500000 + k, with a remark per site. `qtrain-autodiff` gives it the
+    same mask in the backward pass and drops it from the evaluation step.
+    Run it after `qtrain-insert-quant` (which adds the controls) and before
+    `qtrain-autodiff`; qtrain-compile does. A mark on anything else, or a p
+    outside [0, 1), is an error.
+  }];
+  let options = [
+    Option<"forward", "forward", "std::string", /*default=*/"\"forward\"",
+           "Name of the forward function">,
+  ];
+  let dependentDialects = ["::mlir::qtrain::QTrainDialect"];
+}
+
 def TrainBatchNormPass : Pass<"qtrain-train-batchnorm", "::mlir::ModuleOp"> {
   let summary = "Train the batch norms of an eval-mode export with batch statistics";
   let description = [{

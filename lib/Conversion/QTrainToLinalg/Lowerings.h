@@ -96,6 +96,15 @@ SmallVector<Value> reduceElements(
 /// the constant 2^(Emin - m + 23) of the subnormal rounding is finite.
 bool isLowerable(FloatFormatAttr format);
 
+/// The Philox noise of the current element of a linalg body over `shape`
+/// (docs/numerics.md section 2): u in [-0.5, 0.5) from the stream (key
+/// seedLo/seedHi, counter (element index / 4, stream, step)), the element
+/// index row-major over the body's loops; with `quads` the loops are a
+/// [N / 4, 4] view (block, word).
+Value philoxNoise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  bool quads, Value seedLo, Value seedHi, Value stream,
+                  Value step);
+
 /// fake_quant and quantize (Quantizers.cpp).
 void populateQuantizerPatterns(RewritePatternSet &patterns);
 /// round_float, encode_float, decode_float and count_overflow
@@ -103,6 +112,8 @@ void populateQuantizerPatterns(RewritePatternSet &patterns);
 void populateFloatFormatPatterns(RewritePatternSet &patterns);
 /// range_ema and learned_bits (TrainingState.cpp).
 void populateTrainingStatePatterns(RewritePatternSet &patterns);
+/// dropout (Dropout.cpp).
+void populateDropoutPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::qtrain::tolinalg
 

@@ -63,7 +63,7 @@ static LogicalResult checkLowerable(Operation *op) {
                << " could not be lowered: its normal range is below fp32's";
   }
   if (isa<FakeQuantOp, QuantizeOp, RangeEmaOp, RunningStatOp, RoundFloatOp,
-          CountOverflowOp, EncodeFloatOp, DecodeFloatOp>(op) &&
+          DropoutOp, CountOverflowOp, EncodeFloatOp, DecodeFloatOp>(op) &&
       !cast<RankedTensorType>(op->getOperand(0).getType()).hasStaticShape())
     return op->emitError() << op->getName()
                            << " could not be lowered (dynamic shapes are not "
@@ -108,5 +108,6 @@ void mlir::qtrain::populateQTrainToLinalgConversionPatterns(
     RewritePatternSet &patterns) {
   populateQuantizerPatterns(patterns);
   populateTrainingStatePatterns(patterns);
+  populateDropoutPatterns(patterns);
   populateFloatFormatPatterns(patterns);
 }

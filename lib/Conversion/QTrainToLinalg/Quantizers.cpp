@@ -69,6 +69,8 @@ struct Quantizer {
   }
 };
 
+} // namespace
+
 /// The noise of the current element: its row-major index i selects word
 /// i % 4 of Philox block i / 4.
 ///
@@ -76,9 +78,9 @@ struct Quantizer {
 /// so the block's words depend on the outer loop only: once the inner loop
 /// of 4 is unrolled (qtrain-unroll-short-loops), one Philox serves four
 /// elements.
-static Value noise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                   bool quads, Value seedLo, Value seedHi, Value stream,
-                   Value step) {
+Value tolinalg::philoxNoise(OpBuilder &b, Location loc,
+                           ArrayRef<int64_t> shape, bool quads, Value seedLo,
+                           Value seedHi, Value stream, Value step) {
   Type i64 = b.getI64Type(), i32 = b.getI32Type();
   auto loop = [&](unsigned d) {
     return arith::IndexCastOp::create(b, loc, i64,
@@ -123,6 +125,8 @@ static Value noise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
   Value unit = arith::MulFOp::create(b, loc, f, s.f32(1.0 / 16777216.0));
   return arith::SubFOp::create(b, loc, unit, s.f32(0.5));
 }
+
+namespace {
 
 /// The grid of a quantizer and how each element lands on it, built once
 /// outside the linalg bodies and then per element inside them.
@@ -231,7 +235,7 @@ public:
     if (q.rounding == Rounding::Stochastic)
       v = arith::AddFOp::create(
           nb, nl, v,
-          noise(nb, nl, shape, quads, seedLo, seedHi, stream, q.step));
+          philoxNoise(nb, nl, shape, quads, seedLo, seedHi, stream, q.step));
     // Clamp to [0, L], then round half to even.
     Value zero = e.f32(0.0);
     v = e.select(e.cmp(arith::CmpFPredicate::OGT, v, levels), levels, v);
