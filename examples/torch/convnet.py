@@ -1,7 +1,7 @@
 """The convnet of PyTorch's MNIST example, for 28x28 Fashion-MNIST: the
-model of examples/models/convnet.mlir (without the example's dropout,
-which qtrain's step does not have yet; qtrain-import-torch --dropout=off
-imports the original the same way).
+model of examples/models/convnet.mlir, which leaves out the example's two
+dropouts (qtrain-import-torch would import them as qtrain.dropout, whose
+masks PyTorch's RNG cannot reproduce in a step-for-step comparison).
 
     qtrain-import-torch examples/torch/convnet.py:ConvNet --input-shape=128x1x28x28 -o convnet.mlir
 """
