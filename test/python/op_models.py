@@ -218,8 +218,8 @@ MODELS = {
     "hardsigmoid": lambda: Act(nn.Hardsigmoid()),
     "sigmoid": lambda: Act(nn.Sigmoid()),
     "tanh": lambda: Act(nn.Tanh()),
-    "f_activations": lambda: Fn(lambda y: F.hardswish(F.silu(torch.tanh(F.gelu(
-        F.leaky_relu(F.relu6(torch.sigmoid(y)) - 0.5, 0.2)))))),
+    "f_activations": lambda: Fn(lambda y: F.relu(F.hardsigmoid(4.0 * F.hardswish(F.silu(
+        torch.tanh(F.gelu(F.leaky_relu(F.relu6(torch.sigmoid(y)) - 0.5, 0.2))))) - 0.1))),
     # Pooling.
     "maxpool": lambda: Fn(nn.MaxPool2d(2), 4 * 4 * 4),
     "maxpool_pad_stride": lambda: Fn(nn.MaxPool2d(3, stride=2, padding=1), 4 * 4 * 4),
