@@ -57,6 +57,10 @@ inline constexpr llvm::StringLiteral kProductAttrName = "qtrain.product";
 inline constexpr llvm::StringLiteral kSitesAttrName = "qtrain.sites";
 /// Name of the argument attribute that marks a trainable parameter.
 inline constexpr llvm::StringLiteral kParamAttrName = "qtrain.param";
+/// Name of the argument attribute that names a parameter (PyTorch's
+/// `named_parameters()` name, from qtrain-import-torch): the bundle's name
+/// for it, and its file params/<name>.bin. Letters, digits, '_', '.', '-'.
+inline constexpr llvm::StringLiteral kNameAttrName = "qtrain.name";
 /// Name of the argument attribute that carries a parameter's initial value
 /// (an elements attribute of the argument's type).
 inline constexpr llvm::StringLiteral kInitAttrName = "qtrain.init";

@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -149,6 +150,14 @@ LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
                          << attr.getName().getValue() << "' on an operation";
 }
 
+/// Whether `name` may name a parameter: a bundle file name, params/NAME.bin.
+static bool isParameterName(StringRef name) {
+  return !name.empty() && name.size() <= 200 && name.front() != '.' &&
+         llvm::all_of(name, [](char c) {
+           return llvm::isAlnum(c) || c == '_' || c == '.' || c == '-';
+         });
+}
+
 /// Checks the argument and result attributes the dialect defines.
 static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
                                           bool isArgument) {
@@ -166,6 +175,16 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
       return success();
     return op->emitError() << "'" << kRoleAttrName
                            << "' must be a #qtrain.role, got "
+                           << attr.getValue();
+  }
+  if (isArgument && attr.getName() == kNameAttrName) {
+    auto name = dyn_cast<StringAttr>(attr.getValue());
+    if (name && isParameterName(name.getValue()))
+      return success();
+    return op->emitError() << "'" << kNameAttrName
+                           << "' must be a string of letters, digits, '_', "
+                              "'.' and '-' that does not start with '.' (a "
+                              "file name), got "
                            << attr.getValue();
   }
   if (attr.getName() == kStateAttrName) {

@@ -107,10 +107,9 @@ void InsertDropoutPass::runOnOperation() {
         b.getF64FloatAttr(p.getValueAsDouble()), b.getI64IntegerAttr(stream));
     op.getResult(0).replaceAllUsesWith(dropout.getResult());
     op.erase();
-    remark::analysis(dropout.getLoc(),
-                     remark::RemarkOpts::name("dropout")
-                         .category(getArgument())
-                         .function(fn.getSymName()))
+    remark::analysis(dropout.getLoc(), remark::RemarkOpts::name("dropout")
+                                           .category(getArgument())
+                                           .function(fn.getSymName()))
         << llvm::formatv("dropout #{0} (p = {1:e}) trains with a Philox mask "
                          "of stream {2}; evaluation skips it",
                          site, p.getValueAsDouble(), stream)

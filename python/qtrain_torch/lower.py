@@ -14,6 +14,7 @@ import copy
 import math
 import operator
 import os
+import re
 
 import numpy as np
 import torch
@@ -347,12 +348,23 @@ class Importer:
 
     def text(self):
         ordered = sorted(self.args.values(), key=lambda a: self.param_order[a["name"]])
+        # The bundle's names (file names: letters, digits, '_', '.', '-').
+        taken = set()
+        for a in ordered:
+            name = re.sub(r"[^A-Za-z0-9_.-]", "_", a["name"])
+            name = "_" + name if name.startswith(".") else name
+            base, k = name, 1
+            while name in taken:
+                name, k = f"{base}_{k}", k + 1
+            taken.add(name)
+            a["bundle_name"] = name
         # Arguments are numbered in use order; rename to PyTorch's order.
         header = []
         for a in ordered:
             key = "qtrain_param_" + a["name"].replace(".", "_")
             self.resources[key] = a["array"]
             header.append(f"    {a['tensor'].name}: {a['tensor'].type} {{qtrain.param, "
+                          f"qtrain.name = \"{a['bundle_name']}\", "
                           f"qtrain.init = dense_resource<{key}> : {a['tensor'].type}}},")
         self.params = ordered
         x = self.env[next(n for n in self.gm.graph.nodes if n.op == "placeholder")]

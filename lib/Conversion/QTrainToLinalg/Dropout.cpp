@@ -29,9 +29,8 @@ struct DropoutLowering : OpConversionPattern<DropoutOp> {
     Type elementType = type.getElementType();
     double p = op.getP().convertToDouble();
     // PyTorch's scale: 1.0f / float(1 - p), in the element type.
-    double scale = elementType.isF32()
-                       ? double(1.0f / float(1.0 - p))
-                       : 1.0 / (1.0 - p);
+    double scale =
+        elementType.isF32() ? double(1.0f / float(1.0 - p)) : 1.0 / (1.0 - p);
     Type i32 = rewriter.getI32Type();
     Value seed = adaptor.getSeed();
     Value seedLo = arith::TruncIOp::create(rewriter, loc, i32, seed);
@@ -44,8 +43,8 @@ struct DropoutLowering : OpConversionPattern<DropoutOp> {
     Value step = adaptor.getStep();
     int64_t rank = type.getRank();
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
-    Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                         elementType);
+    Value init =
+        tensor::EmptyOp::create(rewriter, loc, type.getShape(), elementType);
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
     ArrayRef<int64_t> shape = type.getShape();
@@ -63,10 +62,10 @@ struct DropoutLowering : OpConversionPattern<DropoutOp> {
           Value keep = s.cmp(arith::CmpFPredicate::OGE, u, s.f32(p));
           Value scaled = arith::MulFOp::create(
               b, l, args[0],
-              arith::ConstantOp::create(
-                  b, l, b.getFloatAttr(elementType, scale)));
-          Value zero = arith::ConstantOp::create(
-              b, l, b.getFloatAttr(elementType, 0.0));
+              arith::ConstantOp::create(b, l,
+                                        b.getFloatAttr(elementType, scale)));
+          Value zero =
+              arith::ConstantOp::create(b, l, b.getFloatAttr(elementType, 0.0));
           linalg::YieldOp::create(b, l, s.select(keep, scaled, zero));
         });
     rewriter.replaceOp(op, generic.getResults());

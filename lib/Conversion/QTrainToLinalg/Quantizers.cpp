@@ -78,9 +78,9 @@ struct Quantizer {
 /// so the block's words depend on the outer loop only: once the inner loop
 /// of 4 is unrolled (qtrain-unroll-short-loops), one Philox serves four
 /// elements.
-Value tolinalg::philoxNoise(OpBuilder &b, Location loc,
-                           ArrayRef<int64_t> shape, bool quads, Value seedLo,
-                           Value seedHi, Value stream, Value step) {
+Value tolinalg::philoxNoise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                            bool quads, Value seedLo, Value seedHi,
+                            Value stream, Value step) {
   Type i64 = b.getI64Type(), i32 = b.getI32Type();
   auto loop = [&](unsigned d) {
     return arith::IndexCastOp::create(b, loc, i64,

@@ -22,6 +22,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+#include <set>
+
 using namespace mlir;
 using namespace mlir::qtrain;
 namespace rt = ::qtrain::rt;
@@ -152,6 +155,8 @@ FailureOr<BundleContents> mlir::qtrain::collectBundleContents(ModuleOp module) {
   bool sawInput = false;
   // LDP: the precision parameter of each site, by site index.
   std::map<int64_t, std::string> precisionOf;
+  // Names given by qtrain.name, which must be unique.
+  std::set<std::string> usedNames;
   for (unsigned i = 0, e = train.getNumArguments(); i < e; ++i) {
     Type type = train.getArgumentTypes()[i];
     if (train.getArgAttr(i, kParamAttrName)) {
@@ -159,6 +164,12 @@ FailureOr<BundleContents> mlir::qtrain::collectBundleContents(ModuleOp module) {
       static_cast<rt::TensorSpec &>(param) =
           tensorSpec(type, "param" + std::to_string(info.parameters.size()));
       std::vector<char> data;
+      if (auto name = train.getArgAttrOfType<StringAttr>(i, kNameAttrName)) {
+        param.name = name.getValue().str();
+        if (!usedNames.insert(param.name).second)
+          return train.emitError("qtrain-compile: two parameters are named '")
+                 << param.name << "' (qtrain.name)";
+      }
       if (auto site =
               train.getArgAttrOfType<IntegerAttr>(i, kPrecisionAttrName)) {
         param.name = "ldp_site" + std::to_string(site.getInt());

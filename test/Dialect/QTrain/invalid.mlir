@@ -641,3 +641,21 @@ func.func @learned_bits_bounds(%p: tensor<f32>) -> tensor<f32> {
   %b = qtrain.learned_bits %p range 8 to 3 : tensor<f32>
   return %b : tensor<f32>
 }
+
+// -----
+
+// expected-error @+1 {{'qtrain.name' must be a string of letters, digits, '_', '.' and '-' that does not start with '.' (a file name), got "../x"}}
+func.func @name(%w: tensor<4xf32> {qtrain.param, qtrain.name = "../x"}) { return }
+
+// -----
+
+// expected-error @+1 {{'qtrain.name' must be a string of letters, digits, '_', '.' and '-' that does not start with '.' (a file name), got 3 : i32}}
+func.func @name_type(%w: tensor<4xf32> {qtrain.param, qtrain.name = 3 : i32}) { return }
+
+// -----
+
+func.func @dropout_stream(%x: tensor<8xf32>, %seed: i64, %step: i32) -> tensor<8xf32> {
+  // expected-error @+1 {{'qtrain.dropout' op stream must be a 32-bit unsigned id, got -1}}
+  %d = qtrain.dropout %x seed(%seed, %step) {p = 0.5 : f64, stream = -1 : i64} : tensor<8xf32>
+  return %d : tensor<8xf32>
+}
