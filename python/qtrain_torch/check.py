@@ -61,7 +61,6 @@ def check(module, example_input, tolerance=DEFAULT_TOLERANCE, seed=0, classes=No
     torch.manual_seed(seed)
     imp = Importer(module, example_input, dropout=dropout)
     text = imp.run()
-    params = imp.params
     tmp = workdir or tempfile.mkdtemp(prefix="qtrain-check-")
     os.makedirs(tmp, exist_ok=True)
     mlir = os.path.join(tmp, "model.mlir")

@@ -14,7 +14,6 @@ are reproducible; they are the bundle's initial values.
 import argparse
 import importlib
 import importlib.util
-import inspect
 import os
 import sys
 

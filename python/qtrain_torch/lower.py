@@ -20,9 +20,8 @@ import numpy as np
 import torch
 import torch.fx as fx
 import torch.nn as nn
-import torch.nn.functional as F
 
-from .mlir import Function, Tensor, f32_literal, resource_hex, tensor_type
+from .mlir import Function, Tensor, resource_hex, tensor_type
 
 
 class UnsupportedError(Exception):
@@ -122,7 +121,6 @@ def _source_line(node):
     """(file, line) of the model's code that made `node`: the innermost frame
     of its stack trace outside torch itself."""
     trace = node.stack_trace or ""
-    found = None
     for line in trace.split("\n"):
         line = line.strip()
         if not line.startswith("File "):
@@ -264,14 +262,6 @@ class Importer:
             return type(a)(self.value(x) for x in a)
         return a
 
-    def tensor(self, a, what="input"):
-        v = self.value(a)
-        if isinstance(v, torch.Tensor):
-            v = self.weight(v, what=what)
-        if not isinstance(v, Tensor):
-            self.fail(f"expected a tensor {what}, got {type(v).__name__}")
-        return v
-
     # The driver.
 
     def trace(self):
@@ -324,10 +314,9 @@ class Importer:
             elif node.op in ("call_module", "call_function", "call_method"):
                 if node.op == "call_module":
                     self.env[node] = self.call_module(node, modules[node.target])
-                elif node.op == "call_function":
-                    self.env[node] = self.call_function(node)
                 else:
-                    self.env[node] = self.call_method(node)
+                    table = _FUNCTIONS if node.op == "call_function" else _METHODS
+                    self.env[node] = self.call(node, table, node.target, "is not supported")
                 self.check_shape(node)
             elif node.op == "output":
                 result = self.value(node.args[0])
@@ -394,30 +383,20 @@ class Importer:
 
     # Dispatch.
 
+    def call(self, node, table, key, what, *lead):
+        """Runs the handler of `key` in `table` on the node's arguments as
+        importer values; `lead` goes before them (the module)."""
+        handler = table.get(key)
+        if handler is None:
+            self.fail(what)
+        args = [self.value(a) for a in node.args]
+        kwargs = {k: self.value(v) for k, v in node.kwargs.items()}
+        return handler(self, *lead, node, *args, **kwargs)
+
     def call_module(self, node, m):
-        handler = _MODULES.get(type(m))
-        if handler is None:
-            self.fail(f"module {type(m).__module__}.{type(m).__name__} is not supported "
-                      f"(supported modules: {', '.join(sorted(c.__name__ for c in _MODULES))})")
-        args = [self.value(a) for a in node.args]
-        kwargs = {k: self.value(v) for k, v in node.kwargs.items()}
-        return handler(self, m, node, *args, **kwargs)
-
-    def call_function(self, node):
-        handler = _FUNCTIONS.get(node.target)
-        if handler is None:
-            self.fail("is not supported")
-        args = [self.value(a) for a in node.args]
-        kwargs = {k: self.value(v) for k, v in node.kwargs.items()}
-        return handler(self, node, *args, **kwargs)
-
-    def call_method(self, node):
-        handler = _METHODS.get(node.target)
-        if handler is None:
-            self.fail("is not supported")
-        args = [self.value(a) for a in node.args]
-        kwargs = {k: self.value(v) for k, v in node.kwargs.items()}
-        return handler(self, node, *args, **kwargs)
+        what = (f"module {type(m).__module__}.{type(m).__name__} is not supported "
+                f"(supported modules: {', '.join(sorted(c.__name__ for c in _MODULES))})")
+        return self.call(node, _MODULES, type(m), what, m)
 
     # Layers.
 
@@ -511,7 +490,6 @@ class Importer:
         if momentum is None or abs(momentum - 0.1) > 1e-12:
             self.fail(f"{what} with momentum {momentum}: qtrain-train-batchnorm updates "
                       "running statistics with PyTorch's default 0.1")
-        c = x.shape[1]
         names = {id(b): n for n, b in self.module.named_buffers()}
         self.batchnorms.append((names.get(id(mean)), names.get(id(var))))
         m = self.constant(mean, "running_mean")
@@ -530,19 +508,10 @@ class Importer:
         eps_c = self.fn.f32(eps)
 
         def body(a, o):
-            lines = [f"%ve = arith.addf {a[2]}, {eps_c} : f32",
-                     "%r = math.rsqrt %ve : f32",
-                     f"%d = arith.subf {a[0]}, {a[1]} : f32",
-                     "%n = arith.mulf %d, %r : f32"]
-            last = "%n"
-            k = 3
-            if g is not None:
-                lines.append(f"%s = arith.mulf {last}, {a[k]} : f32")
-                last, k = "%s", k + 1
-            if bb is not None:
-                lines.append(f"%o = arith.addf {last}, {a[k]} : f32")
-                last = "%o"
-            return lines + [f"linalg.yield {last} : f32"]
+            return [f"%ve = arith.addf {a[2]}, {eps_c} : f32",
+                    "%r = math.rsqrt %ve : f32",
+                    f"%d = arith.subf {a[0]}, {a[1]} : f32",
+                    "%n = arith.mulf %d, %r : f32"] + _affine("%n", a[3:], g, bb)
 
         return self.fn.generic(ins, maps, list(x.shape), [f"d{i}" for i in range(rank)],
                                ["parallel"] * rank, body, self.loc(), "bn")
@@ -584,15 +553,7 @@ class Importer:
                 maps.append([f"d{i}" for i in range(lead, x.rank)])
 
         def body(a, o):
-            lines = [f"%n = arith.mulf {a[0]}, {a[1]} : f32"]
-            last, j = "%n", 2
-            if g is not None:
-                lines.append(f"%s = arith.mulf {last}, {a[j]} : f32")
-                last, j = "%s", j + 1
-            if bb is not None:
-                lines.append(f"%t = arith.addf {last}, {a[j]} : f32")
-                last = "%t"
-            return lines + [f"linalg.yield {last} : f32"]
+            return [f"%n = arith.mulf {a[0]}, {a[1]} : f32"] + _affine("%n", a[2:], g, bb)
 
         return self.fn.generic(ins, maps, list(x.shape), [f"d{i}" for i in range(x.rank)],
                                ["parallel"] * x.rank, body, loc, "ln")
@@ -724,10 +685,6 @@ class Importer:
                 self.fail(f"on a {v.type}")
         tensors = [v for v in (a, b) if isinstance(v, Tensor)]
         shape = tuple(torch.broadcast_shapes(*[torch.Size(t.shape) for t in tensors]))
-        consts = {}
-        for v in (a, b):
-            if not isinstance(v, Tensor):
-                consts[id(v)] = self.fn.f32(v)
         al = self.fn.f32(alpha) if alpha != 1 else None
 
         def body(args, o):
@@ -921,6 +878,20 @@ class Importer:
             shape = [s for k, s in enumerate(sizes) if k not in drop]
             y = self.reshape(y, shape)
         return y
+
+
+def _affine(normalized, args, weight, bias):
+    """The end of a norm's body: `normalized` times the weight and plus the
+    bias, each present or None, read from the block arguments `args` in
+    that order; then the yield."""
+    lines, last, k = [], normalized, 0
+    if weight is not None:
+        lines.append(f"%s = arith.mulf {last}, {args[k]} : f32")
+        last, k = "%s", k + 1
+    if bias is not None:
+        lines.append(f"%t = arith.addf {last}, {args[k]} : f32")
+        last = "%t"
+    return lines + [f"linalg.yield {last} : f32"]
 
 
 def _collapse_groups(src, dst):

@@ -11,6 +11,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .mlir import Tensor
+
 
 # Activations: the scalar body on %x, yielding %y (constants through c()).
 
@@ -33,7 +35,7 @@ def _leaky_relu(slope):
 def _gelu(approximate):
     def body(c):
         if approximate == "tanh":
-            return [f"%t1 = arith.mulf %x, %x : f32", "%t2 = arith.mulf %t1, %x : f32",
+            return ["%t1 = arith.mulf %x, %x : f32", "%t2 = arith.mulf %t1, %x : f32",
                     f"%t3 = arith.mulf %t2, {c(0.044715)} : f32", "%t4 = arith.addf %x, %t3 : f32",
                     f"%t5 = arith.mulf %t4, {c(math.sqrt(2.0 / math.pi))} : f32",
                     "%t6 = math.tanh %t5 : f32", f"%t7 = arith.addf %t6, {c(1.0)} : f32",
@@ -45,12 +47,12 @@ def _gelu(approximate):
 
 
 def _sigmoid(c):
-    return [f"%t1 = arith.negf %x : f32", "%t2 = math.exp %t1 : f32",
+    return ["%t1 = arith.negf %x : f32", "%t2 = math.exp %t1 : f32",
             f"%t3 = arith.addf %t2, {c(1.0)} : f32", f"%y = arith.divf {c(1.0)}, %t3 : f32"]
 
 
 def _silu(c):
-    return [f"%t1 = arith.negf %x : f32", "%t2 = math.exp %t1 : f32",
+    return ["%t1 = arith.negf %x : f32", "%t2 = math.exp %t1 : f32",
             f"%t3 = arith.addf %t2, {c(1.0)} : f32", "%y = arith.divf %x, %t3 : f32"]
 
 
@@ -319,14 +321,9 @@ def _size(imp, node, x, dim=None):
 
 
 def _getattr(imp, node, x, name):
-    if isinstance(x, imp_tensor_type()) and name == "shape":
+    if isinstance(x, Tensor) and name == "shape":
         return torch.Size(x.shape)
     imp.fail(f"the attribute '{name}'")
-
-
-def imp_tensor_type():
-    from .mlir import Tensor
-    return Tensor
 
 
 def _getitem(imp, node, x, index):
@@ -343,7 +340,7 @@ def _identity_fn(imp, node, x, *args, **kwargs):
 
 def _int_op(fn):
     def handler(imp, node, a, b):
-        if isinstance(a, imp_tensor_type()) or isinstance(b, imp_tensor_type()):
+        if isinstance(a, Tensor) or isinstance(b, Tensor):
             imp.fail("on a tensor")
         return fn(a, b)
     return handler

@@ -188,15 +188,6 @@ class FunctionalLayers(nn.Module):
         return F.linear(F.relu(y).flatten(1), self.fw)
 
 
-def _pool(m, ch=6):
-    return Fn(m, ch * 0 + 4 * m_out(m))
-
-
-def m_out(m):
-    with torch.no_grad():
-        return m(torch.zeros(1, 1, H, W)).numel()
-
-
 MODELS = {
     # Conv2d: stride, padding, dilation, groups (grouped and depthwise).
     "conv": lambda: conv(kernel_size=3),

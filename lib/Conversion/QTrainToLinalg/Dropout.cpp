@@ -12,6 +12,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::qtrain;
 using namespace mlir::qtrain::tolinalg;
@@ -31,15 +33,8 @@ struct DropoutLowering : OpConversionPattern<DropoutOp> {
     // PyTorch's scale: 1.0f / float(1 - p), in the element type.
     double scale =
         elementType.isF32() ? double(1.0f / float(1.0 - p)) : 1.0 / (1.0 - p);
-    Type i32 = rewriter.getI32Type();
-    Value seed = adaptor.getSeed();
-    Value seedLo = arith::TruncIOp::create(rewriter, loc, i32, seed);
-    Value seedHi = arith::TruncIOp::create(
-        rewriter, loc, i32,
-        arith::ShRUIOp::create(
-            rewriter, loc, seed,
-            arith::ConstantOp::create(rewriter, loc,
-                                      rewriter.getI64IntegerAttr(32))));
+    Value seedLo, seedHi;
+    std::tie(seedLo, seedHi) = splitSeed(rewriter, loc, adaptor.getSeed());
     Value step = adaptor.getStep();
     int64_t rank = type.getRank();
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);

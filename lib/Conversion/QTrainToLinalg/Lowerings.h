@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 
 #include <cmath>
+#include <utility>
 
 namespace mlir {
 class RewritePatternSet;
@@ -95,6 +96,9 @@ SmallVector<Value> reduceElements(
 /// Whether `format` can be lowered: its normal range is within fp32's, and
 /// the constant 2^(Emin - m + 23) of the subnormal rounding is finite.
 bool isLowerable(FloatFormatAttr format);
+
+/// The Philox key of an i64 seed: its low and high 32 bits (i32 values).
+std::pair<Value, Value> splitSeed(OpBuilder &b, Location loc, Value seed);
 
 /// The Philox noise of the current element of a linalg body over `shape`
 /// (docs/numerics.md section 2): u in [-0.5, 0.5) from the stream (key

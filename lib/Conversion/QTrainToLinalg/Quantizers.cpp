@@ -14,6 +14,7 @@
 
 #include <cfloat>
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::qtrain;
@@ -78,6 +79,15 @@ struct Quantizer {
 /// so the block's words depend on the outer loop only: once the inner loop
 /// of 4 is unrolled (qtrain-unroll-short-loops), one Philox serves four
 /// elements.
+std::pair<Value, Value> tolinalg::splitSeed(OpBuilder &b, Location loc,
+                                            Value seed) {
+  Type i32 = b.getI32Type();
+  Value shifted = arith::ShRUIOp::create(
+      b, loc, seed, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32)));
+  return {arith::TruncIOp::create(b, loc, i32, seed),
+          arith::TruncIOp::create(b, loc, i32, shifted)};
+}
+
 Value tolinalg::philoxNoise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                             bool quads, Value seedLo, Value seedHi,
                             Value stream, Value step) {
@@ -155,12 +165,7 @@ public:
         b, loc, arith::ShLIOp::create(b, loc, one, q.bits), one);
     levels = arith::UIToFPOp::create(b, loc, b.getF32Type(), levelsInt);
     if (q.rounding == Rounding::Stochastic) {
-      Type i32 = b.getI32Type();
-      seedLo = arith::TruncIOp::create(b, loc, i32, q.seed);
-      Value shifted = arith::ShRUIOp::create(
-          b, loc, q.seed,
-          arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(32)));
-      seedHi = arith::TruncIOp::create(b, loc, i32, shifted);
+      std::tie(seedLo, seedHi) = splitSeed(b, loc, q.seed);
       stream = s.i32(uint32_t(q.stream));
     }
   }
