@@ -171,6 +171,10 @@ Status Trainer::create(std::shared_ptr<const Bundle> bundle,
                         "] (0: one per core), got " +
                         std::to_string(o.threads));
   t->threads = o.threads > 0 ? o.threads : availableCores();
+  if (o.communicator && o.exchange.bucketElements < 1)
+    return failWith(kind, ErrorKind::InvalidArgument,
+                    "gradient buckets must hold at least one element, got " +
+                        std::to_string(o.exchange.bucketElements));
   if (o.maxStepMemory > 0 && !bundle->hasStepMemoryControl())
     return failWith(kind, ErrorKind::InvalidArgument,
                     bundle->getDirectory() +
@@ -336,6 +340,31 @@ Status Trainer::initialize(ErrorKind *kind) {
   learningRateArg = options.learningRate;
   momentumArg = options.momentum;
   weightDecayArg = options.weightDecay;
+  if (options.communicator) {
+    // The compiled step computes this rank's gradient (new momentum =
+    // 0 * buf + (grad + 0 * p)) and leaves the update to exchangeAndUpdate.
+    learningRateArg = momentumArg = weightDecayArg = 0.0f;
+    std::vector<size_t> sizes;
+    for (size_t k = numParameters; k-- > 0;)
+      sizes.push_back(size_t(m.parameters[k].numel));
+    exchange = std::make_unique<GradientExchange>(
+        *options.communicator, options.exchange, sizes, options.seed);
+    // LDP's learnable precisions take no weight decay (Autodiff.cpp).
+    decays.assign(numParameters, true);
+    for (const SiteSpec &site : m.sites)
+      if (site.precisionParameter >= 0)
+        decays[size_t(site.precisionParameter)] = false;
+    // The state the runtime sets itself is the same on every rank.
+    size_t values = 1;
+    for (size_t i = 0; i < numState; ++i) {
+      const std::string &k = m.state[i].kind;
+      if (k == "loss_scale" || k == "ldp_lambda" || k == "promotion")
+        continue;
+      averagedState.push_back(i);
+      values += size_t(m.state[i].numel);
+    }
+    shared.assign(values, 0.0f);
+  }
   for (int parity = 0; parity < 2; ++parity) {
     std::vector<Buffer> &in = buffers[parity], &outs = buffers[1 - parity];
     std::vector<void *> &a = trainArgs[parity];
@@ -529,6 +558,9 @@ Status Trainer::runTrain(const void *x, const int64_t *labels, float &loss,
       s.failed())
     return s;
   loss = lossArg;
+  if (exchange)
+    if (Status s = exchangeAndUpdate(loss, kind); s.failed())
+      return s;
   if (stats) {
     int64_t peak = 0;
     stats(nullptr, &peak);
@@ -633,6 +665,68 @@ Status Trainer::runTrain(const void *x, const int64_t *labels, float &loss,
     lambda = float(
         std::max(0.0, double(lambda) + options.ldpLambdaRate *
                                            (ratio - options.ldpTargetCost)));
+  }
+  return succeed(kind);
+}
+
+Status Trainer::exchangeAndUpdate(float &loss, ErrorKind *kind) {
+  std::vector<Buffer> &now = buffers[current], &next = buffers[1 - current];
+  float *gradients = exchange->getData();
+  for (size_t i = 0; i < numParameters; ++i)
+    std::memcpy(gradients + exchange->getOffset(numParameters - 1 - i),
+                next[numParameters + i].data, next[i].count * sizeof(float));
+  Communicator &ranks = *options.communicator;
+  auto failed = [&](const Status &s) {
+    return failWith(
+        kind, ErrorKind::Io,
+        "step " + std::to_string(stepIndex) +
+            ": the exchange with the other ranks failed: " + s.message());
+  };
+  if (Status s = exchange->average(uint32_t(stepIndex)); s.failed())
+    return failed(s);
+
+  // The loss and the state the step updated: their mean over the ranks.
+  size_t at = 0;
+  shared[at++] = loss;
+  for (size_t i : averagedState) {
+    const Buffer &b = next[2 * numParameters + i];
+    std::copy(b.data, b.data + b.count, shared.begin() + ptrdiff_t(at));
+    at += b.count;
+  }
+  if (Status s = ranks.allReduce(shared.data(), shared.size(), CommType::F32,
+                                 CommOp::Sum);
+      s.failed())
+    return failed(s);
+  float count = float(ranks.getSize());
+  for (float &v : shared)
+    v /= count;
+  at = 0;
+  loss = shared[at++];
+  for (size_t i : averagedState) {
+    Buffer &b = next[2 * numParameters + i];
+    std::copy(shared.begin() + ptrdiff_t(at),
+              shared.begin() + ptrdiff_t(at + b.count), b.data);
+    at += b.count;
+  }
+
+  // The compiled step's update (TrainingStep.cpp, buildSgdUpdate), in the
+  // same operations and order: g = grad + wd * p; buf = momentum * buf + g;
+  // p = p - lr * buf.
+  const float lr = options.learningRate, momentum = options.momentum;
+  for (size_t i = 0; i < numParameters; ++i) {
+    const float wd = decays[i] ? options.weightDecay : 0.0f;
+    const float *g = gradients + exchange->getOffset(numParameters - 1 - i);
+    const float *p = now[i].data, *buf = now[numParameters + i].data;
+    float *newP = next[i].data, *newBuf = next[numParameters + i].data;
+    for (size_t e = 0, n = now[i].count; e < n; ++e) {
+      float decayed = wd * p[e];
+      float full = g[e] + decayed;
+      float kept = momentum * buf[e];
+      float updated = kept + full;
+      float delta = lr * updated;
+      newBuf[e] = updated;
+      newP[e] = p[e] - delta;
+    }
   }
   return succeed(kind);
 }

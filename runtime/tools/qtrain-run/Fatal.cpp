@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <unistd.h>
 
 using namespace qtrain::run;
@@ -28,9 +29,25 @@ CreatedOutputs &qtrain::run::createdOutputs() {
   return outputs;
 }
 
+namespace {
+void (*jobExit)(int) = nullptr;
+std::string &rankPrefix() {
+  static std::string prefix;
+  return prefix;
+}
+} // namespace
+
+void qtrain::run::setJobExit(void (*exitJob)(int), std::string prefix) {
+  jobExit = exitJob;
+  rankPrefix() = std::move(prefix);
+}
+
 void qtrain::run::die(const std::string &message, int code) {
-  std::fprintf(stderr, "qtrain-run: error: %s\n", message.c_str());
+  std::fprintf(stderr, "qtrain-run: error: %s%s\n", rankPrefix().c_str(),
+               message.c_str());
   std::fflush(nullptr);
   createdOutputs().remove();
+  if (jobExit)
+    jobExit(code);
   std::exit(code);
 }

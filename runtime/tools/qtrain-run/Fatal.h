@@ -37,6 +37,11 @@ CreatedOutputs &createdOutputs();
 /// exits with `code`.
 [[noreturn]] void die(const std::string &message, int code = 1);
 
+/// A rank of a data-parallel job (Distributed.h): die() then starts its
+/// messages with `prefix` ("rank 1: ") and ends the whole job through
+/// `exitJob` (the other ranks would otherwise wait for this one forever).
+void setJobExit(void (*exitJob)(int code), std::string prefix);
+
 } // namespace qtrain::run
 
 #endif // QTRAIN_RUN_FATAL_H

@@ -115,6 +115,15 @@ output:
   --stop-at=N               stop after step N with a checkpoint (resume
                             later with --resume)
   --progress=auto|bar|lines|none   (default auto: a bar on a terminal)
+data parallel (mpirun -np P qtrain-run ...; docs/scale-out.md):
+  --allreduce=fp32|bf16|int8  how the ranks exchange gradients (default
+                            fp32 under mpirun; in one process, giving it
+                            runs the exchange path alone)
+  --allreduce-bucket=N      elements per gradient bucket, int8's scale
+                            granularity (default 4096)
+  --check-every=N           check every N steps that all ranks hold the
+                            same parameters (default 100; 0: only at the
+                            end)
 range test:
   --range-test              CPT's precision range test: report Bmin, exit
   --range-test-steps=N      steps per precision (default 300)
@@ -276,6 +285,17 @@ Options qtrain::run::parseOptions(int argc, char **argv) {
       o.stopAt = parseInt(flag, need(), 1, kMax);
     else if (flag == "--progress")
       o.progress = need();
+    else if (flag == "--allreduce") {
+      o.allreduce = need();
+      qtrain::rt::ExchangeMode mode;
+      if (!qtrain::rt::parseExchangeMode(o.allreduce, mode))
+        die("--allreduce: expected fp32, bf16 or int8, got '" + o.allreduce +
+                "'",
+            2);
+    } else if (flag == "--allreduce-bucket")
+      o.allreduceBucket = parseInt(flag, need(), 1, kMax);
+    else if (flag == "--check-every")
+      o.checkEvery = parseInt(flag, need(), 0, kMax);
     else if (flag == "--range-test" && !hasValue)
       o.rangeTest = true;
     else if (flag == "--range-test-steps")

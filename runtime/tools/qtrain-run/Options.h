@@ -15,6 +15,7 @@
 #define QTRAIN_RUN_OPTIONS_H
 
 #include "qtrain/runtime/Data.h"
+#include "qtrain/runtime/GradientExchange.h"
 
 #include <cstdint>
 #include <limits>
@@ -59,6 +60,10 @@ struct Options {
   bool overwrite = false;
   int64_t stopAt = 0;
   std::string progress = "auto";
+  /// --allreduce as given (empty: fp32 under mpirun, none alone).
+  std::string allreduce;
+  int64_t allreduceBucket = 4096;
+  int64_t checkEvery = 100;
   bool rangeTest = false;
   int64_t rangeSteps = 300, rangeWindow = 50;
   double rangeThreshold = 0.10;

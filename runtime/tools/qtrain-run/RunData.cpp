@@ -249,12 +249,14 @@ rt::TrainerOptions qtrain::run::trainerOptions(const Options &o,
   return t;
 }
 
-std::unique_ptr<rt::Trainer>
-qtrain::run::makeTrainer(const Options &o,
-                         std::shared_ptr<const rt::Bundle> bundle,
-                         const std::string &schedule,
-                         const std::string &gradSchedule, int64_t totalSteps) {
+std::unique_ptr<rt::Trainer> qtrain::run::makeTrainer(
+    const Options &o, std::shared_ptr<const rt::Bundle> bundle,
+    const std::string &schedule, const std::string &gradSchedule,
+    int64_t totalSteps, std::shared_ptr<rt::Communicator> communicator,
+    rt::ExchangeOptions exchange) {
   rt::TrainerOptions t = trainerOptions(o, schedule, gradSchedule, totalSteps);
+  t.communicator = std::move(communicator);
+  t.exchange = exchange;
   std::unique_ptr<rt::Trainer> trainer;
   if (rt::Status s = rt::Trainer::create(std::move(bundle), t, trainer);
       s.failed())

@@ -83,12 +83,14 @@ rt::TrainerOptions trainerOptions(const Options &o, const std::string &schedule,
                                   const std::string &gradSchedule,
                                   int64_t totalSteps);
 
-/// A trainer of `bundle` with trainerOptions(); dies when it cannot be
-/// created.
+/// A trainer of `bundle` with trainerOptions(), data parallel over
+/// `communicator` when given; dies when it cannot be created.
 std::unique_ptr<rt::Trainer>
 makeTrainer(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
             const std::string &schedule, const std::string &gradSchedule,
-            int64_t totalSteps);
+            int64_t totalSteps,
+            std::shared_ptr<rt::Communicator> communicator = nullptr,
+            rt::ExchangeOptions exchange = {});
 
 } // namespace qtrain::run
 

@@ -31,7 +31,11 @@ int qtrain::run::train(const Session &session) {
   rt::Trainer &trainer = session.trainer;
   const rt::Manifest &m = trainer.getBundle().getManifest();
   const rt::Schedule &schedule = session.schedule;
-  Logs &logs = session.logs;
+  const Job &job = session.job;
+  bool leader = job.isLeader();
+  // Followers have no logs; the leader's are always open.
+  Logs dummy("");
+  Logs &logs = session.logs ? *session.logs : dummy;
   const std::string &outDir = session.outDir,
                     &checkpointPath = session.checkpointPath;
   int64_t batch = m.batch, stepsPerEpoch = session.stepsPerEpoch,
@@ -58,19 +62,29 @@ int qtrain::run::train(const Session &session) {
   auto rateStart = runStart;
   int64_t rateSteps = 0;
   double rate = 0;
-  // The logs on disk, then a checkpoint that they are complete up to.
+  std::string lastCheckpoint = start > 0 ? o.resume : "";
+  setStopNote(job, lastCheckpoint);
+  // The logs on disk, then a checkpoint that they are complete up to; every
+  // rank checks first that all hold the same parameters.
   auto checkpoint = [&]() {
+    checkSameParameters(job, trainer, trainer.getStep(), lastCheckpoint);
+    if (!leader)
+      return;
     logs.flush();
     if (rt::Status s = rt::saveCheckpoint(
             checkpointPath, rt::captureCheckpoint(trainer, session.config,
                                                   epochLoss, epochSteps));
         s.failed())
       die(s.message());
+    lastCheckpoint = checkpointPath;
+    setStopNote(job, lastCheckpoint);
   };
   // The end of a session: logs on disk, a checkpoint, the plots.
   auto finish = [&]() {
     progress.clear();
     checkpoint();
+    if (!leader)
+      return;
     writePlots(outDir, logs.getHistory());
     if (trainer.isLearned())
       writeLdpPlots(
@@ -82,11 +96,15 @@ int qtrain::run::train(const Session &session) {
     int64_t epoch = step / stepsPerEpoch, pos = step % stepsPerEpoch;
     if (order.empty() || pos == 0 || step == start)
       order = data.epochOrder(o.seed, epoch);
+    // Rank r's slice of the global batch: bundle batch pos * ranks + r of
+    // the order (augmented with its own Philox step).
+    int64_t slice = pos * job.ranks + job.rank;
     if (ids)
-      rt::fillIdBatch(data.train, order, pos, batch, idsX.data(),
+      rt::fillIdBatch(data.train, order, slice, batch, idsX.data(),
                       labels.data());
     else
-      rt::fillBatch(data.train, order, pos, batch, step, data.input, x.data(),
+      rt::fillBatch(data.train, order, slice, batch,
+                    step * job.ranks + job.rank, data.input, x.data(),
                     labels.data());
     float loss = 0;
     float lossScale = trainer.getLossScale();
@@ -96,7 +114,10 @@ int qtrain::run::train(const Session &session) {
     if (rt::Status s = ids ? trainer.step(idsX.data(), labels.data(), loss)
                            : trainer.step(x.data(), labels.data(), loss);
         s.failed())
-      die("step " + std::to_string(step) + ": " + s.message());
+      die("step " + std::to_string(step) + ": " + s.message() +
+          (job.ranks > 1 && !lastCheckpoint.empty()
+               ? "; the last checkpoint " + lastCheckpoint + " is intact"
+               : ""));
     if (!o.overflowProfile.empty()) {
       const std::vector<float> &ratios = trainer.getLastOverflowRatios();
       for (size_t k = 0; k < ratios.size() && k < overflowSum.size(); ++k) {
@@ -122,7 +143,8 @@ int qtrain::run::train(const Session &session) {
     double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (!std::isfinite(loss)) {
       progress.clear();
-      logs.flush();
+      if (leader)
+        logs.flush();
       die("step " + std::to_string(step) + ": the loss is " +
           std::to_string(loss) +
           " (diverged; try a smaller --lr). Logs are "
@@ -139,10 +161,11 @@ int qtrain::run::train(const Session &session) {
         siteBits.empty() ? std::vector<int>{bits} : siteBits, gradBits}];
     ++times.first;
     times.second += seconds;
-    logs.step(step, epoch, loss, meanBits, gradBits, trainer.getLastBitOps(),
-              trainer.getTotalBitOps(), seconds, lossScale,
-              trainer.lastStepSkipped(), trainer.getLastPromotions(), siteBits,
-              lambda);
+    if (leader)
+      logs.step(step, epoch, loss, meanBits, gradBits, trainer.getLastBitOps(),
+                trainer.getTotalBitOps(), seconds, lossScale,
+                trainer.lastStepSkipped(), trainer.getLastPromotions(),
+                siteBits, lambda);
     // A step of this run is logged: its output stays, whatever happens.
     createdOutputs().armed = false;
     epochLoss += loss;
@@ -155,7 +178,11 @@ int qtrain::run::train(const Session &session) {
     progress.update(step, loss, forwardBitsName(bits, siteBits, meanBits),
                     gradBits, rate);
 
-    if ((step + 1) % stepsPerEpoch == 0) {
+    if (o.checkEvery > 0 && (step + 1) % o.checkEvery == 0)
+      checkSameParameters(job, trainer, step + 1, lastCheckpoint);
+    // Rank 0 evaluates; the others go on to the next step's exchange.
+    bool epochEnd = (step + 1) % stepsPerEpoch == 0;
+    if (epochEnd && leader) {
       last = evaluate(trainer, data.test, data.input, evalBits);
       if (!std::isfinite(last.loss)) {
         // Nothing of this epoch is saved: the last checkpoint stays the
@@ -184,6 +211,8 @@ int qtrain::run::train(const Session &session) {
                   100.0 * last.accuracy, precisionPhrase(last.bits).c_str(),
                   hms(wall).c_str());
       std::fflush(stdout);
+    }
+    if (epochEnd) {
       epochLoss = 0;
       epochSteps = 0;
       // The rate excludes evaluation.
@@ -208,6 +237,8 @@ int qtrain::run::train(const Session &session) {
     }
   }
   finish();
+  if (!leader)
+    return 0;
 
   double wall = std::chrono::duration<double>(Clock::now() - runStart).count();
   printSummary(trainer, stepTimes, last.accuracy, last.bits, wall, start,

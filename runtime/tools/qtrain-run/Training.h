@@ -16,6 +16,7 @@
 #ifndef QTRAIN_RUN_TRAINING_H
 #define QTRAIN_RUN_TRAINING_H
 
+#include "Distributed.h"
 #include "Logs.h"
 #include "Options.h"
 #include "Resume.h"
@@ -36,7 +37,10 @@ struct Session {
   rt::Trainer &trainer;
   /// The forward schedule (the bounds of an LDP run's bits plot).
   const rt::Schedule &schedule;
-  Logs &logs;
+  /// The job; a rank other than 0 follows: no logs (null), output folder,
+  /// checkpoints or evaluation.
+  const Job &job;
+  Logs *logs;
   /// runConfig() as the checkpoints record it.
   std::string config;
   std::string outDir, checkpointPath;

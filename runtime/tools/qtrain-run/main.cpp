@@ -18,6 +18,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "Distributed.h"
 #include "Fatal.h"
 #include "Logs.h"
 #include "Options.h"
@@ -47,7 +48,10 @@ namespace rt = qtrain::rt;
 using json = nlohmann::json;
 
 int main(int argc, char **argv) {
+  // Under mpirun, this process is one rank of a data-parallel job.
+  Job job = openJob(argc, argv);
   Options o = parseOptions(argc, argv);
+  configureJob(job, o);
 
   std::unique_ptr<rt::Bundle> opened;
   if (rt::Status s = rt::openBundle(o.bundle, opened); s.failed())
@@ -74,7 +78,15 @@ int main(int argc, char **argv) {
     return rangeTest(o, bundle, data, gradSchedule, gradText);
 
   int64_t batch = m.batch;
-  int64_t stepsPerEpoch = data.train.count / batch;
+  // Each step takes one global batch of the epoch's order: `ranks`
+  // bundle batches, rank r's the r-th.
+  int64_t globalBatch = batch * job.ranks;
+  int64_t stepsPerEpoch = data.train.count / globalBatch;
+  if (stepsPerEpoch == 0)
+    die("the global batch (" + std::to_string(job.ranks) + " ranks x batch " +
+        std::to_string(batch) + " = " + std::to_string(globalBatch) +
+        ") is larger than the " + std::to_string(data.train.count) +
+        " training samples: run fewer ranks or compile a smaller batch");
   int64_t total = stepsPerEpoch * o.epochs;
   checkScheduleLength(schedule, scheduleText, "--schedule", total);
   checkScheduleLength(gradSchedule, gradText, "--grad-schedule", total);
@@ -97,7 +109,8 @@ int main(int argc, char **argv) {
   }
 
   std::unique_ptr<rt::Trainer> trainer =
-      makeTrainer(o, bundle, scheduleText, gradText, total);
+      makeTrainer(o, bundle, scheduleText, gradText, total,
+                  job.exchanges ? job.shared() : nullptr, job.exchange);
 
   // An LDP model is evaluated at its learned bits unless asked otherwise.
   bool learnedEval =
@@ -142,9 +155,24 @@ int main(int argc, char **argv) {
                              ? "current"
                              : std::to_string(evalBits);
   json config = runConfig(o, m, data, scheduleText, gradText, evalText, total);
-  ResumePoint start = resumeRun(o, config, *trainer, total, stepsPerEpoch);
+  // Data parallel: the number of ranks and how they exchange (the data
+  // order of rank r follows from the seed, the rank and the ranks).
+  config["ranks"] = job.ranks;
+  config["allreduce"] = job.exchangeName();
+  if (job.exchanges && job.exchange.mode == rt::ExchangeMode::Int8)
+    config["allreduce_bucket"] = job.exchange.bucketElements;
+  checkSameRun(job, config, data);
+  // Rank 0 reads the checkpoint; the others take its state.
+  ResumePoint start;
+  if (job.isLeader())
+    start = resumeRun(o, config, *trainer, total, stepsPerEpoch);
+  if (!o.resume.empty())
+    shareStart(job, *trainer, start);
   if (start.complete)
     return 0;
+  if (!job.isLeader())
+    return train({o, data, *trainer, schedule, job, nullptr, config.dump(), "",
+                  "", evalBits, learnedEval, stepsPerEpoch, total, start});
   // Where the logs before the checkpoint are: beside it.
   std::string resumeDir = resumeFolder(o);
   std::string outDir = makeOutputFolder(o, scheduleText, resumeDir);
@@ -189,10 +217,27 @@ int main(int argc, char **argv) {
   if (start.step > 0 && !ownFolder && logsWarning.empty())
     std::printf("  logs before step %lld copied from %s\n",
                 (long long)start.step, resumeDir.c_str());
+  if (job.ranks > 1 || job.exchanges) {
+    const rt::GradientExchange &x = *trainer->getGradientExchange();
+    std::printf("  data parallel: %d rank%s (%s), global batch %lld; "
+                "gradients exchanged in %s: %.3f MiB per rank per step "
+                "(%zu buckets)\n",
+                job.ranks, job.ranks == 1 ? "" : "s",
+                job.communicator->getName().c_str(), (long long)globalBatch,
+                job.exchangeName().c_str(),
+                double(x.getPayloadBytes()) / double(1 << 20),
+                x.getNumBuckets());
+    if (int64_t rest = data.train.count % globalBatch;
+        rest > 0 && job.ranks > 1)
+      std::printf("  the last %lld samples of each epoch's order are not "
+                  "visited (%lld training samples, global batch %lld)\n",
+                  (long long)rest, (long long)data.train.count,
+                  (long long)globalBatch);
+  }
   std::printf("  logs and plots in %s\n", outDir.c_str());
   std::fflush(stdout);
 
-  return train({o, data, *trainer, schedule, logs, config.dump(), outDir,
+  return train({o, data, *trainer, schedule, job, &logs, config.dump(), outDir,
                 checkpointPath, evalBits, learnedEval, stepsPerEpoch, total,
                 start});
 }

@@ -27,7 +27,8 @@ enum class ErrorKind {
   None,
   /// A null pointer, an out-of-range value or an invalid option.
   InvalidArgument,
-  /// A file could not be read or the library could not be loaded.
+  /// A file could not be read, the library could not be loaded, or a
+  /// collective between the ranks of a data-parallel job failed.
   Io,
   /// The bundle is malformed: bad JSON, a missing or ill-typed field, a
   /// missing symbol, a parameter file of the wrong size.

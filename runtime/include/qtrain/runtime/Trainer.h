@@ -34,6 +34,18 @@
 /// b, docs/bundle.md). zeros gives 0; file copies the bundle's file.
 /// Momentum and state start at zero.
 ///
+/// Data parallel (TrainerOptions::communicator, docs/scale-out.md): each
+/// rank's step runs the compiled step with lr, momentum and weight decay 0,
+/// which leaves the parameters as they were and this rank's gradient, exactly,
+/// in the new momentum buffers; a GradientExchange averages the gradients
+/// over the ranks (the last layer first), the step's loss and the state the
+/// step updates (running ranges, batch norm statistics, overflow ratios) are
+/// averaged too, and the runtime applies the SGD update of the compiled step
+/// (docs/training-step.md), operation for operation, to the averaged
+/// gradient. The ranks then hold the same bits. With one rank and fp32
+/// exchange, the parameters and losses are those of the compiled update, bit
+/// for bit.
+///
 /// Trainers share nothing but their (read-only) Bundle: several may run in
 /// one process, each on one thread at a time.
 ///
@@ -43,6 +55,8 @@
 #define QTRAIN_RUNTIME_TRAINER_H
 
 #include "qtrain/runtime/Bundle.h"
+#include "qtrain/runtime/Communicator.h"
+#include "qtrain/runtime/GradientExchange.h"
 #include "qtrain/runtime/Schedule.h"
 #include "qtrain/runtime/Selection.h"
 #include "qtrain/runtime/Status.h"
@@ -102,6 +116,13 @@ struct TrainerOptions {
   /// process may run on. Losses, parameters and checkpoints are the same
   /// at every count.
   int threads = 0;
+  /// Data parallel: the ranks this trainer trains with, each on its own
+  /// batch; null trains alone with the compiled update (see the file
+  /// comment). Every rank must create its trainer with the same bundle and
+  /// options, and call step() in lockstep.
+  std::shared_ptr<Communicator> communicator;
+  /// How the gradients travel (with a communicator).
+  ExchangeOptions exchange;
 };
 
 /// A tensor switched to its high format after a step.
@@ -241,6 +262,8 @@ public:
   /// How many tensors are promoted now, and how many could be.
   size_t getNumPromoted() const;
   size_t getNumPromotable() const;
+  /// The gradient exchange of a data-parallel trainer; null otherwise.
+  const GradientExchange *getGradientExchange() const { return exchange.get(); }
   /// Whether the last step was skipped for non-finite gradients.
   bool lastStepSkipped() const { return lastSkipped; }
   /// Steps skipped so far in this process.
@@ -304,6 +327,10 @@ private:
   /// Runs the eval step with evalSlots as selected and these controls.
   Status runEval(const void *x, float *logits, int bits, int gradBits,
                  ErrorKind *kind);
+  /// Data parallel, after the compiled step: averages the gradients (in
+  /// the new momentum buffers), the loss and the state over the ranks and
+  /// writes the SGD update into the new buffers.
+  Status exchangeAndUpdate(float &loss, ErrorKind *kind);
   /// The name of promotable tensor `k` (needs a "promotion" state).
   std::string promotableName(size_t k) const;
 
@@ -368,6 +395,14 @@ private:
   double selectedBitOps = 0;
   /// Index of the "ldp_lambda" state tensor, or -1.
   int64_t lambdaState = -1;
+  /// Data parallel: the exchange (its buffer holds the gradients, the last
+  /// parameter first), whether each parameter takes weight decay, the
+  /// state tensors averaged over the ranks, and the loss and those states
+  /// as they travel.
+  std::unique_ptr<GradientExchange> exchange;
+  std::vector<bool> decays;
+  std::vector<size_t> averagedState;
+  std::vector<float> shared;
 };
 
 } // namespace qtrain::rt

@@ -1,0 +1,72 @@
+//===- Communicator.cpp - The one-process communicator, bf16 --------------===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/runtime/Communicator.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+using namespace qtrain::rt;
+
+Communicator::~Communicator() = default;
+
+size_t qtrain::rt::commTypeSize(CommType type) {
+  switch (type) {
+  case CommType::F32:
+  case CommType::I32:
+    return 4;
+  case CommType::BF16:
+  case CommType::I16:
+    return 2;
+  case CommType::U8:
+    return 1;
+  }
+  return 0;
+}
+
+uint16_t qtrain::rt::toBf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if (std::isnan(value))
+    return uint16_t((bits >> 16) | 0x40u); // quiet, keeps the sign
+  // Round to nearest even on the 16 bits dropped.
+  uint32_t rounding = 0x7FFFu + ((bits >> 16) & 1u);
+  return uint16_t((bits + rounding) >> 16);
+}
+
+float qtrain::rt::fromBf16(uint16_t bits) {
+  uint32_t word = uint32_t(bits) << 16;
+  float value;
+  std::memcpy(&value, &word, sizeof(value));
+  return value;
+}
+
+namespace {
+
+class SingleProcess final : public Communicator {
+public:
+  int getRank() const override { return 0; }
+  int getSize() const override { return 1; }
+  std::string getName() const override { return "one process"; }
+  Status allReduce(void *, size_t, CommType, CommOp) override {
+    return Status::success();
+  }
+  Status broadcast(void *, size_t, int root) override {
+    if (root != 0)
+      return Status::error("broadcast from rank " + std::to_string(root) +
+                           " in a job of one process");
+    return Status::success();
+  }
+  Status barrier() override { return Status::success(); }
+  [[noreturn]] void abort(int code) override { std::exit(code); }
+};
+
+} // namespace
+
+std::unique_ptr<Communicator> qtrain::rt::makeSingleProcess() {
+  return std::make_unique<SingleProcess>();
+}
