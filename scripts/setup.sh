@@ -25,7 +25,8 @@ for arg in "$@"; do
   esac
 done
 
-# Everything the build, the demo and most tests use. LLVM/MLIR 22 come from
+# Everything the build, the demo and most tests use (Open MPI: qtrain-run's
+# data-parallel training, docs/scale-out.md). LLVM/MLIR 22 come from
 # Debian (bookworm-security); see docs/toolchain.md.
 packages=(
   cmake ninja-build ccache make python3
@@ -33,6 +34,7 @@ packages=(
   libclang-rt-22-dev libomp-22-dev
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev nlohmann-json3-dev
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers libopenblas-dev
+  openmpi-bin libopenmpi-dev
   dataset-fashion-mnist
 )
 # PyTorch from Debian (about 175 packages), for the side-by-side step

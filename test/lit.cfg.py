@@ -98,6 +98,18 @@ if subprocess.run(["/usr/bin/python3", "-c", "import torchvision"],
                   stderr=subprocess.DEVNULL).returncode == 0:
     config.available_features.add("torchvision")
 
+# Data-parallel runs (docs/scale-out.md): qtrain-run built with MPI, and
+# Open MPI's launcher. Open MPI refuses to start ranks as root unless told
+# (--allow-run-as-root), and a machine with fewer cores than ranks needs
+# --oversubscribe.
+if config.qtrain_have_mpi and config.mpiexec and os.access(config.mpiexec,
+                                                           os.X_OK):
+    config.available_features.add("mpi")
+    mpirun = config.mpiexec + " --oversubscribe"
+    if os.geteuid() == 0:
+        mpirun += " --allow-run-as-root"
+    config.substitutions.append(("%mpirun", mpirun))
+
 # Sanitizer builds (docs/reliability.md): pass the sanitizers' options on.
 import os as _os
 for _name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):

@@ -10,6 +10,7 @@
 #include "qtrain/runtime/Philox.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -670,6 +671,7 @@ Status Trainer::runTrain(const void *x, const int64_t *labels, float &loss,
 }
 
 Status Trainer::exchangeAndUpdate(float &loss, ErrorKind *kind) {
+  auto start = std::chrono::steady_clock::now();
   std::vector<Buffer> &now = buffers[current], &next = buffers[1 - current];
   float *gradients = exchange->getData();
   for (size_t i = 0; i < numParameters; ++i)
@@ -700,6 +702,10 @@ Status Trainer::exchangeAndUpdate(float &loss, ErrorKind *kind) {
   float count = float(ranks.getSize());
   for (float &v : shared)
     v /= count;
+  lastExchangeSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  totalExchangeSeconds += lastExchangeSeconds;
   at = 0;
   loss = shared[at++];
   for (size_t i : averagedState) {

@@ -227,20 +227,21 @@ void qtrain::run::shareStart(const Job &job, rt::Trainer &trainer,
     check(trainer.restore(pointers, start.step, header[4]), "resume");
 }
 
-void qtrain::run::checkSameParameters(const Job &job,
-                                      const rt::Trainer &trainer, int64_t step,
-                                      const std::string &checkpoint) {
-  if (job.ranks == 1)
-    return;
+uint64_t qtrain::run::checkSameParameters(const Job &job,
+                                          const rt::Trainer &trainer,
+                                          int64_t step,
+                                          const std::string &checkpoint) {
   uint64_t mine = kDigestStart;
   for (size_t i = 0; i < trainer.getNumBuffers(); ++i)
     mine = digest(trainer.getBuffer(i), trainer.getBufferSize(i) * 4, mine);
+  if (job.ranks == 1)
+    return mine;
   uint64_t leader = mine;
   rt::Communicator &c = *job.communicator;
   check(c.broadcast(&leader, sizeof(leader), 0), "broadcast");
   int other = highestDiffering(c, mine != leader, job.rank);
   if (other == 0)
-    return;
+    return mine;
   dieTogether(job, "after step " + std::to_string(step) + ": rank " +
                        std::to_string(other) +
                        " holds other parameters than rank 0 (the ranks no "

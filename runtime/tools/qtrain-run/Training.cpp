@@ -63,11 +63,13 @@ int qtrain::run::train(const Session &session) {
   int64_t rateSteps = 0;
   double rate = 0;
   std::string lastCheckpoint = start > 0 ? o.resume : "";
+  uint64_t digest = 0;
   setStopNote(job, lastCheckpoint);
   // The logs on disk, then a checkpoint that they are complete up to; every
   // rank checks first that all hold the same parameters.
   auto checkpoint = [&]() {
-    checkSameParameters(job, trainer, trainer.getStep(), lastCheckpoint);
+    digest =
+        checkSameParameters(job, trainer, trainer.getStep(), lastCheckpoint);
     if (!leader)
       return;
     logs.flush();
@@ -243,6 +245,27 @@ int qtrain::run::train(const Session &session) {
   double wall = std::chrono::duration<double>(Clock::now() - runStart).count();
   printSummary(trainer, stepTimes, last.accuracy, last.bits, wall, start,
                total);
+  if (const rt::GradientExchange *x = trainer.getGradientExchange()) {
+    int64_t steps = trainer.getStep() - start;
+    double exchange = trainer.getTotalExchangeSeconds();
+    double stepping = 0;
+    for (const auto &[key, times] : stepTimes)
+      stepping += times.second;
+    std::printf("gradient exchange (%s, %d rank%s): %.3f MiB per rank per "
+                "step, %.3f MiB sent by each in a ring all-reduce; %.2f ms "
+                "per step (%.1f%% of the step), after the backward pass (not "
+                "overlapped: the compiled step is one call)\n",
+                job.exchangeName().c_str(), job.ranks,
+                job.ranks == 1 ? "" : "s",
+                double(x->getPayloadBytes()) / double(1 << 20),
+                double(x->getSentBytes()) / double(1 << 20),
+                steps > 0 ? 1e3 * exchange / double(steps) : 0.0,
+                stepping > 0 ? 100.0 * exchange / stepping : 0.0);
+    if (job.ranks > 1)
+      std::printf("all %d ranks hold the same parameters, momentum and state "
+                  "(digest %016llx)\n",
+                  job.ranks, (unsigned long long)digest);
+  }
   if (!o.overflowProfile.empty()) {
     json tensors = json::array();
     std::vector<std::string> names = trainer.getPromotableNames();

@@ -264,6 +264,10 @@ public:
   size_t getNumPromotable() const;
   /// The gradient exchange of a data-parallel trainer; null otherwise.
   const GradientExchange *getGradientExchange() const { return exchange.get(); }
+  /// Data parallel: the seconds the last step spent exchanging (gradients,
+  /// loss and state), and over all steps of this process; 0 otherwise.
+  double getLastExchangeSeconds() const { return lastExchangeSeconds; }
+  double getTotalExchangeSeconds() const { return totalExchangeSeconds; }
   /// Whether the last step was skipped for non-finite gradients.
   bool lastStepSkipped() const { return lastSkipped; }
   /// Steps skipped so far in this process.
@@ -403,6 +407,7 @@ private:
   std::vector<bool> decays;
   std::vector<size_t> averagedState;
   std::vector<float> shared;
+  double lastExchangeSeconds = 0, totalExchangeSeconds = 0;
 };
 
 } // namespace qtrain::rt
