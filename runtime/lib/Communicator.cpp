@@ -1,4 +1,4 @@
-//===- Communicator.cpp - The one-process communicator, bf16 --------------===//
+//===- Communicator.cpp - The one-process communicator --------------------===//
 //
 // Part of the qtrain project.
 //
@@ -26,23 +26,6 @@ size_t qtrain::rt::commTypeSize(CommType type) {
     return 1;
   }
   return 0;
-}
-
-uint16_t qtrain::rt::toBf16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  if (std::isnan(value))
-    return uint16_t((bits >> 16) | 0x40u); // quiet, keeps the sign
-  // Round to nearest even on the 16 bits dropped.
-  uint32_t rounding = 0x7FFFu + ((bits >> 16) & 1u);
-  return uint16_t((bits + rounding) >> 16);
-}
-
-float qtrain::rt::fromBf16(uint16_t bits) {
-  uint32_t word = uint32_t(bits) << 16;
-  float value;
-  std::memcpy(&value, &word, sizeof(value));
-  return value;
 }
 
 namespace {

@@ -30,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -73,9 +74,22 @@ public:
 /// as it is (the sum and max over one rank).
 std::unique_ptr<Communicator> makeSingleProcess();
 
-/// bfloat16 from fp32, round to nearest even (NaN stays NaN), and back.
-uint16_t toBf16(float value);
-float fromBf16(uint16_t bits);
+/// bfloat16 from fp32, round to nearest even (a NaN stays a quiet NaN with
+/// its sign), and back. Branch-free, so that loops over them vectorize.
+inline uint16_t toBf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+  uint32_t quiet = (bits >> 16) | 0x40u;
+  bool nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;
+  return uint16_t(nan ? quiet : rounded);
+}
+inline float fromBf16(uint16_t bits) {
+  uint32_t word = uint32_t(bits) << 16;
+  float value;
+  std::memcpy(&value, &word, sizeof(value));
+  return value;
+}
 
 } // namespace qtrain::rt
 

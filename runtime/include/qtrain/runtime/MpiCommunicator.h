@@ -11,11 +11,11 @@
 /// that fails (a rank died, a link broke) gives a failed Status with MPI's
 /// message, and the caller decides how the job ends.
 ///
-/// Sums of F32 and BF16 run as a reduce-scatter and an all-gather, so that
-/// each element is reduced on one rank and every rank receives the same
-/// bits (MPI does not promise that of MPI_Allreduce for floating point);
-/// the traffic is that of a ring all-reduce. Integer sums and maxima are
-/// exact in any order and run as MPI_Allreduce.
+/// Sums of F32 and BF16 run as a ring all-reduce of MPI point-to-point
+/// messages (a reduce-scatter, then an all-gather), so that each element
+/// is summed on one rank and every rank receives the same bits (MPI does
+/// not promise that of MPI_Allreduce for floating point). Integer sums and
+/// maxima are exact in any order and run as MPI_Allreduce.
 ///
 //===----------------------------------------------------------------------===//
 
