@@ -6,6 +6,7 @@
 
 #include "qtrain/runtime/Communicator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +50,13 @@ public:
 };
 
 } // namespace
+
+int qtrain::rt::mpiWorldSize() {
+  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char *value = std::getenv(name))
+      return std::max(1, std::atoi(value));
+  return 0;
+}
 
 std::unique_ptr<Communicator> qtrain::rt::makeSingleProcess() {
   return std::make_unique<SingleProcess>();

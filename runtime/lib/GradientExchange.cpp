@@ -136,9 +136,10 @@ Status GradientExchange::averageInt8(uint32_t step) {
     float scale = scales[b];
     if (!(scale > 0.0f) || !std::isfinite(scale))
       continue;
-    float factor = 127.0f / scale;
+    // g / scale is in [-1, 1] however small the scale (127 / scale would
+    // overflow below 127 / FLT_MAX).
     for (size_t i = buckets[b].offset, e = i + buckets[b].count; i < e; ++i) {
-      float q = std::floor(data[i] * factor + (noise[i] + 0.5f));
+      float q = std::floor(data[i] / scale * 127.0f + (noise[i] + 0.5f));
       wide[i] = int32_t(std::clamp(q, -127.0f, 127.0f));
     }
   }

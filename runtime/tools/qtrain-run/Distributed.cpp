@@ -13,6 +13,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -33,16 +34,22 @@ std::unique_ptr<rt::Communicator> &theCommunicator() {
   return communicator;
 }
 
-[[noreturn]] void abortJob(int code) { theCommunicator()->abort(code); }
+[[noreturn]] void abortJob(int code) {
+  // This rank's own error ends the job: the launcher's signal must not add
+  // rank 0's "the job was stopped" note to it.
+  std::signal(SIGTERM, SIG_DFL);
+  std::signal(SIGINT, SIG_DFL);
+  theCommunicator()->abort(code);
+}
 
 /// Rank 0's note when a signal stops the job: written with write(2) from
 /// the handler, so kept ready in static storage.
 char stopNote[4096];
-size_t stopNoteLength = 0;
+volatile std::sig_atomic_t stopNoteLength = 0;
 
 void onStopSignal(int signal) {
-  if (stopNoteLength)
-    (void)!::write(STDERR_FILENO, stopNote, stopNoteLength);
+  if (size_t length = size_t(stopNoteLength))
+    (void)!::write(STDERR_FILENO, stopNote, length);
   std::_Exit(128 + signal);
 }
 
@@ -128,10 +135,11 @@ Job qtrain::run::openJob(int &argc, char **&argv) {
 #else
   (void)argc;
   (void)argv;
-  if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") ||
-      std::getenv("PMIX_RANK"))
-    die("an MPI launcher started this qtrain-run, but it was built without "
-        "MPI: install libopenmpi-dev and rebuild (scripts/setup.sh)");
+  if (rt::mpiWorldSize() > 1)
+    die("an MPI launcher started this qtrain-run as one of " +
+        std::to_string(rt::mpiWorldSize()) +
+        " ranks, but it was built without MPI: install libopenmpi-dev and "
+        "rebuild (scripts/setup.sh)");
 #endif
   if (!c)
     c = rt::makeSingleProcess();
@@ -231,11 +239,11 @@ uint64_t qtrain::run::checkSameParameters(const Job &job,
                                           const rt::Trainer &trainer,
                                           int64_t step,
                                           const std::string &checkpoint) {
+  if (job.ranks == 1)
+    return 0;
   uint64_t mine = kDigestStart;
   for (size_t i = 0; i < trainer.getNumBuffers(); ++i)
     mine = digest(trainer.getBuffer(i), trainer.getBufferSize(i) * 4, mine);
-  if (job.ranks == 1)
-    return mine;
   uint64_t leader = mine;
   rt::Communicator &c = *job.communicator;
   check(c.broadcast(&leader, sizeof(leader), 0), "broadcast");
@@ -262,10 +270,13 @@ void qtrain::run::setStopNote(const Job &job, const std::string &checkpoint) {
            ? std::string("no checkpoint was written yet\n")
            : "the last checkpoint " + checkpoint +
                  " is intact: continue with --resume=" + checkpoint + "\n");
+  // The handler reads the note only while its length is set.
   stopNoteLength = 0;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   size_t length = std::min(note.size(), sizeof(stopNote));
   std::memcpy(stopNote, note.data(), length);
-  stopNoteLength = length;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  stopNoteLength = std::sig_atomic_t(length);
   static bool installed = false;
   if (!installed) {
     std::signal(SIGTERM, &onStopSignal);

@@ -82,7 +82,7 @@ void shareStart(const Job &job, rt::Trainer &trainer, ResumePoint &start);
 /// Checks that every rank holds rank 0's parameters, momentum and state (a
 /// digest of each rank's, compared); otherwise the job ends with an error
 /// naming a rank that differs. `checkpoint` is the last one written (for
-/// the message), or empty. Returns the digest.
+/// the message), or empty. Returns the digest (0 for one rank).
 uint64_t checkSameParameters(const Job &job, const rt::Trainer &trainer,
                              int64_t step, const std::string &checkpoint);
 

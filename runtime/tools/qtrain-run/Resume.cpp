@@ -100,7 +100,10 @@ std::string settingOf(const std::string &key) {
       {"loss_scale", "--loss-scale"},
       {"ldp_lambda", "--ldp-lambda"},
       {"ldp_target_cost", "--ldp-target-cost"},
-      {"ldp_lambda_rate", "--ldp-lambda-rate"}};
+      {"ldp_lambda_rate", "--ldp-lambda-rate"},
+      {"ranks", "mpirun -np"},
+      {"allreduce", "--allreduce, or mpirun"},
+      {"allreduce_bucket", "--allreduce-bucket"}};
   auto it = kSettings.find(key);
   return it == kSettings.end() ? "" : " (" + it->second + ")";
 }
@@ -109,8 +112,11 @@ std::string settingOf(const std::string &key) {
 /// written, with the value those runs had: such a checkpoint resumes when
 /// the run sets them so.
 const json *addedLater(const std::string &key) {
-  static const std::map<std::string, json> kDefaults = {
-      {"data_format", "idx"}, {"augment", "none"}, {"shuffle", "seeded"}};
+  static const std::map<std::string, json> kDefaults = {{"data_format", "idx"},
+                                                        {"augment", "none"},
+                                                        {"shuffle", "seeded"},
+                                                        {"ranks", 1},
+                                                        {"allreduce", "none"}};
   auto it = kDefaults.find(key);
   return it == kDefaults.end() ? nullptr : &it->second;
 }

@@ -179,6 +179,20 @@ TEST(GradientExchangeTest, Int8ErrorIsBoundedPerBucket) {
         << i;
 }
 
+TEST(GradientExchangeTest, Int8TinyScales) {
+  // Below 127 / FLT_MAX, 127 / scale overflows; g / scale does not.
+  Replicated ranks(300); // int32 sums
+  GradientExchange x(ranks, {ExchangeMode::Int8, 4}, {4}, 1);
+  const float g[4] = {1e-38f, -5e-39f, 0.0f, 2e-45f};
+  std::copy(g, g + 4, x.getData());
+  ASSERT_TRUE(x.average(0).isOk());
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(std::isfinite(x.getData()[i])) << i;
+    EXPECT_LE(std::fabs(x.getData()[i] - g[i]), 1e-38f / 127.0f * 1.01f) << i;
+  }
+  EXPECT_EQ(x.getData()[2], 0.0f);
+}
+
 TEST(GradientExchangeTest, Int8RoundingIsUnbiased) {
   // A value between two levels rounds up with the probability of its
   // distance: over many steps the mean is the value.

@@ -275,7 +275,7 @@ TEST(TrainerScheduleTest, ValidatesLearnedSchedules) {
   site.precision = "ldp_site0";
   site.precisionParameter = 0;
   for (int bits = 4; bits <= 8; ++bits)
-    site.variants.push_back({bits, 8, "v" + std::to_string(bits)});
+    site.variants.push_back({bits, 8, "v" + std::to_string(bits), {}});
   m.sites.push_back(site);
   Schedule ldp;
   ASSERT_TRUE(parseSchedule("ldp:3:8", ldp).isOk());
@@ -286,7 +286,7 @@ TEST(TrainerScheduleTest, ValidatesLearnedSchedules) {
   EXPECT_EQ(s.message(), "schedule 'ldp:3:8' needs 3-bit forward / 8-bit "
                          "backward, but site 'conv' has no such variant (it "
                          "has 4/8 5/8 6/8 7/8 8/8)");
-  m.sites[0].variants.push_back({3, 8, "v3"});
+  m.sites[0].variants.push_back({3, 8, "v3", {}});
   EXPECT_TRUE(validateSchedule(m, ldp, "ldp:3:8", Schedule::staticBits(8),
                                "static:8", &kind)
                   .isOk());
@@ -310,7 +310,7 @@ TEST(TrainerScheduleTest, ValidateScheduleDirectly) {
   Manifest m;
   SiteSpec site;
   site.name = "conv";
-  site.variants = {{4, 8, "a"}, {0, 0, "b"}};
+  site.variants = {{4, 8, "a", {}}, {0, 0, "b", {}}};
   m.sites.push_back(site);
   ErrorKind kind;
   EXPECT_TRUE(validateSchedule(m, Schedule::staticBits(4), "static:4",

@@ -70,6 +70,12 @@ public:
   [[noreturn]] virtual void abort(int code) = 0;
 };
 
+/// The size of the job an MPI launcher started this process in, from the
+/// launcher's environment (Open MPI's OMPI_COMM_WORLD_SIZE, the PMI_SIZE
+/// of MPICH's and Slurm's); 0 when no launcher says so. Readable without
+/// MPI, so that a build without it can tell that it was launched by one.
+int mpiWorldSize();
+
 /// The communicator of a job of one process: collectives leave the data
 /// as it is (the sum and max over one rank).
 std::unique_ptr<Communicator> makeSingleProcess();

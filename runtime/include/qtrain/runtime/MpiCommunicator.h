@@ -28,8 +28,8 @@
 
 namespace qtrain::rt {
 
-/// Whether an MPI launcher started this process (Open MPI's
-/// OMPI_COMM_WORLD_SIZE, or PMI_SIZE / PMIX_RANK of other launchers).
+/// Whether an MPI launcher started this process as a rank of a job
+/// (mpiWorldSize() > 0).
 bool launchedByMpi();
 
 /// Initializes MPI (once per process) and returns the communicator of
