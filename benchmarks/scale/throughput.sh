@@ -37,7 +37,7 @@ for model in lenet convnet; do
   payload=$(sed -n 's/.*gradients exchanged in fp32: \([0-9.]*\) MiB.*/\1/p' "$out/$model-dp.txt")
   best=$(( all > one ? all : one ))
   printf '%-8s %-26s %-26s %-26s %.2fx\n' "$model" "$all/s ($allms ms)" "$one/s ($onems ms)" "$dp/s ($dpms ms, exch $exch)" \
-    "$(echo "$dp / $best" | bc -l)"
+    "$(awk -v a="$dp" -v b="$best" 'BEGIN {print a / b}')"
   ((first)) || echo "," >> "$json"
   first=0
   printf '"%s": {"all_cores": %s, "one_thread": %s, "two_ranks": %s, "exchange_ms": %s, "payload_mib": %s}\n' \

@@ -8,6 +8,8 @@
 
 #include "Fatal.h"
 
+#include "qtrain/runtime/Sha256.h"
+
 #if QTRAIN_RUN_HAVE_MPI
 #include "qtrain/runtime/MpiCommunicator.h"
 #endif
@@ -53,35 +55,16 @@ void onStopSignal(int signal) {
   std::_Exit(128 + signal);
 }
 
-/// FNV-1a over 64-bit words (the tail bytewise): digests of buffers.
-uint64_t digest(const void *data, size_t bytes, uint64_t hash) {
-  const unsigned char *p = static_cast<const unsigned char *>(data);
-  size_t words = bytes / 8;
-  for (size_t i = 0; i < words; ++i) {
-    uint64_t w;
-    std::memcpy(&w, p + 8 * i, 8);
-    hash = (hash ^ w) * 1099511628211ull;
-  }
-  for (size_t i = 8 * words; i < bytes; ++i)
-    hash = (hash ^ p[i]) * 1099511628211ull;
-  return hash;
-}
-constexpr uint64_t kDigestStart = 14695981039346656037ull;
-
-template <typename T>
-uint64_t digestOf(const std::vector<T> &v, uint64_t hash) {
-  return digest(v.data(), v.size() * sizeof(T), hash);
-}
-
-uint64_t dataDigest(const Data &d) {
-  uint64_t h = kDigestStart;
+/// The SHA-256 of the data's samples and labels, both splits.
+std::string dataDigest(const Data &d) {
+  rt::Sha256 hash;
   for (const rt::Dataset *set : {&d.train, &d.test}) {
-    h = digestOf(set->labels, h);
-    h = digestOf(set->pixels, h);
-    h = digestOf(set->values, h);
-    h = digestOf(set->ids, h);
+    hash.update(set->labels.data(), set->labels.size() * sizeof(int32_t));
+    hash.update(set->pixels.data(), set->pixels.size());
+    hash.update(set->values.data(), set->values.size() * sizeof(float));
+    hash.update(set->ids.data(), set->ids.size() * sizeof(int64_t));
   }
-  return h;
+  return hash.hexDigest();
 }
 
 void check(const rt::Status &s, const char *what) {
@@ -177,12 +160,9 @@ void qtrain::run::checkSameRun(const Job &job, const json &config,
   if (job.ranks == 1)
     return;
   rt::Communicator &c = *job.communicator;
-  char hex[32];
-  std::snprintf(hex, sizeof(hex), "%016llx",
-                (unsigned long long)dataDigest(data));
   std::string mine = config.dump(), leader = mine;
   broadcastString(c, leader, 0);
-  std::string mineData = hex, leaderData = mineData;
+  std::string mineData = dataDigest(data), leaderData = mineData;
   broadcastString(c, leaderData, 0);
   int other =
       highestDiffering(c, mine != leader || mineData != leaderData, job.rank);
@@ -235,18 +215,18 @@ void qtrain::run::shareStart(const Job &job, rt::Trainer &trainer,
     check(trainer.restore(pointers, start.step, header[4]), "resume");
 }
 
-uint64_t qtrain::run::checkSameParameters(const Job &job,
-                                          const rt::Trainer &trainer,
-                                          int64_t step,
-                                          const std::string &checkpoint) {
+std::string qtrain::run::checkSameParameters(const Job &job,
+                                             const rt::Trainer &trainer,
+                                             int64_t step,
+                                             const std::string &checkpoint) {
   if (job.ranks == 1)
-    return 0;
-  uint64_t mine = kDigestStart;
+    return "";
+  rt::Sha256 hash;
   for (size_t i = 0; i < trainer.getNumBuffers(); ++i)
-    mine = digest(trainer.getBuffer(i), trainer.getBufferSize(i) * 4, mine);
-  uint64_t leader = mine;
+    hash.update(trainer.getBuffer(i), trainer.getBufferSize(i) * sizeof(float));
+  std::string mine = hash.hexDigest(), leader = mine;
   rt::Communicator &c = *job.communicator;
-  check(c.broadcast(&leader, sizeof(leader), 0), "broadcast");
+  broadcastString(c, leader, 0);
   int other = highestDiffering(c, mine != leader, job.rank);
   if (other == 0)
     return mine;

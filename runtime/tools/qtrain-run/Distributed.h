@@ -82,9 +82,10 @@ void shareStart(const Job &job, rt::Trainer &trainer, ResumePoint &start);
 /// Checks that every rank holds rank 0's parameters, momentum and state (a
 /// digest of each rank's, compared); otherwise the job ends with an error
 /// naming a rank that differs. `checkpoint` is the last one written (for
-/// the message), or empty. Returns the digest (0 for one rank).
-uint64_t checkSameParameters(const Job &job, const rt::Trainer &trainer,
-                             int64_t step, const std::string &checkpoint);
+/// the message), or empty. Returns the digest (SHA-256 in hex; empty for
+/// one rank).
+std::string checkSameParameters(const Job &job, const rt::Trainer &trainer,
+                                int64_t step, const std::string &checkpoint);
 
 /// Rank 0's note if the job is stopped by a signal (mpirun stops every
 /// rank when one dies): the checkpoint that is intact.

@@ -63,7 +63,7 @@ int qtrain::run::train(const Session &session) {
   int64_t rateSteps = 0;
   double rate = 0;
   std::string lastCheckpoint = start > 0 ? o.resume : "";
-  uint64_t digest = 0;
+  std::string digest;
   setStopNote(job, lastCheckpoint);
   // The logs on disk, then a checkpoint that they are complete up to; every
   // rank checks first that all hold the same parameters.
@@ -263,8 +263,8 @@ int qtrain::run::train(const Session &session) {
                 stepping > 0 ? 100.0 * exchange / stepping : 0.0);
     if (job.ranks > 1)
       std::printf("all %d ranks hold the same parameters, momentum and state "
-                  "(digest %016llx)\n",
-                  job.ranks, (unsigned long long)digest);
+                  "(digest %s)\n",
+                  job.ranks, digest.c_str());
   }
   if (!o.overflowProfile.empty()) {
     json tensors = json::array();
