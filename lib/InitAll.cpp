@@ -8,6 +8,7 @@
 
 #include "QTrain/QTrainDialect.h"
 #include "qtrain/Codegen/CPU/Passes.h"
+#include "qtrain/Codegen/CUDA/Passes.h"
 #include "qtrain/Conversion/Passes.h"
 #include "qtrain/Frontend/Passes.h"
 #include "qtrain/Frontend/TosaToLinalg.h"
@@ -17,12 +18,21 @@
 
 #include "qtrain/Pipelines/Pipelines.h"
 
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
@@ -36,6 +46,10 @@
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 void mlir::qtrain::registerAllDialects(DialectRegistry &registry) {
@@ -54,6 +68,22 @@ void mlir::qtrain::registerAllDialects(DialectRegistry &registry) {
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  // The CUDA target (docs/cuda.md): GPU kernels in NVVM, serialized to PTX
+  // through LLVM's NVPTX backend by gpu-module-to-binary.
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  // convert-gpu-to-nvvm lowers the kernels' arith, cf, math, memref and ub
+  // ops through these interfaces (the CPU lowering names its passes).
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
 }
 
 void mlir::qtrain::registerAllPasses() {
@@ -62,6 +92,7 @@ void mlir::qtrain::registerAllPasses() {
   registerQTrainKernelsPasses();
   registerQTrainConversionPasses();
   registerQTrainCodegenCPUPasses();
+  registerQTrainCodegenCUDAPasses();
   registerQTrainBundlePasses();
   registerPipelines();
   registerTosaToLinalgPipeline();

@@ -99,6 +99,10 @@ inline constexpr llvm::StringLiteral kTensorsAttrName = "qtrain.tensors";
 /// Name of the unit attribute that marks the linalg.generic a
 /// qtrain.decode_float was lowered to (for qtrain-fuse-decodes).
 inline constexpr llvm::StringLiteral kDecodeAttrName = "qtrain.decode";
+/// On a GPU kernel of the CUDA target (qtrain-cuda-gemm-kernels): what it
+/// computes and how it is launched, a dictionary of kind, a, b, c (strings),
+/// batch, m, n, k (positive i64) and grid, block (three positive i64 each).
+inline constexpr llvm::StringLiteral kGemmAttrName = "qtrain.gemm";
 
 /// Checks a qtrain.formats dictionary; returns an error text or "".
 std::string verifyFormatsAttr(Attribute attr);

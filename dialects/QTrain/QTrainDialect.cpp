@@ -98,6 +98,32 @@ LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
     return op->emitError() << "'" << kSitesAttrName
                            << "' must be an array, got " << attr.getValue();
   }
+  if (attr.getName() == kGemmAttrName) {
+    auto gemm = dyn_cast<DictionaryAttr>(attr.getValue());
+    auto positive = [&](StringRef key) {
+      auto v = gemm.getAs<IntegerAttr>(key);
+      return v && v.getInt() > 0;
+    };
+    auto dims = [&](StringRef key) {
+      auto list = gemm.getAs<ArrayAttr>(key);
+      return list && list.size() == 3 && llvm::all_of(list, [](Attribute d) {
+               auto v = dyn_cast<IntegerAttr>(d);
+               return v && v.getInt() > 0;
+             });
+    };
+    if (gemm &&
+        llvm::all_of(std::initializer_list<StringRef>{"kind", "a", "b", "c"},
+                     [&](StringRef key) { return gemm.getAs<StringAttr>(key); }) &&
+        llvm::all_of(std::initializer_list<StringRef>{"batch", "m", "n", "k"},
+                     positive) &&
+        dims("grid") && dims("block"))
+      return success();
+    return op->emitError() << "'" << kGemmAttrName
+                           << "' must be a dictionary of kind, a, b, c "
+                              "(strings), batch, m, n, k (positive integers) "
+                              "and grid, block (three positive integers), got "
+                           << attr.getValue();
+  }
   if (attr.getName() == kDecodeAttrName) {
     if (isa<UnitAttr>(attr.getValue()))
       return success();

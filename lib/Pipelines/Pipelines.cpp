@@ -8,6 +8,7 @@
 #include "qtrain/Pipelines/Pipelines.h"
 
 #include "qtrain/Codegen/CPU/Passes.h"
+#include "qtrain/Codegen/CUDA/Passes.h"
 #include "qtrain/Conversion/Passes.h"
 #include "qtrain/Frontend/Passes.h"
 #include "qtrain/Kernels/Passes.h"
@@ -19,6 +20,7 @@
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
@@ -30,6 +32,7 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -147,6 +150,14 @@ mlir::qtrain::buildKernelsPipeline(OpPassManager &pm,
   variants.gradBits = options.gradBits;
   variants.fp32 = options.fp32;
   variants.maxVariants = options.maxVariants;
+  if (!options.cudaChip.empty()) {
+    // The GPU kernels read the products' shapes and quantizers while they
+    // are still qtrain.kernel ops.
+    CudaGemmKernelsPassOptions cuda;
+    cuda.chip = options.cudaChip;
+    cuda.kinds = options.cudaKinds;
+    pm.addPass(createCudaGemmKernelsPass(cuda));
+  }
   pm.addPass(createMaterializeVariantsPass(variants));
   IntegerKernelsPassOptions integer;
   integer.inputGrad = options.inputGrad;
@@ -245,6 +256,20 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void mlir::qtrain::buildCUDALoweringPipeline(OpPassManager &pm) {
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions toNVVM;
+  toNVVM.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(toNVVM));
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions toBinary;
+  toBinary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(toBinary));
+}
+
 FailureOr<int64_t> mlir::qtrain::stepBufferPeak(ModuleOp module) {
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
   if (!step || step.isExternal())
@@ -324,6 +349,11 @@ void mlir::qtrain::registerPipelines() {
                        "qtrain-step, qtrain-lower-cpu, "
                        "qtrain-packed-entry-points",
                        buildCompilePipeline);
+  PassPipelineRegistration<>(
+      "qtrain-lower-cuda",
+      "Lower the GPU kernels of the CUDA target to NVVM and serialize them "
+      "to PTX",
+      buildCUDALoweringPipeline);
   PassPipelineRegistration<>(
       "qtrain-lower-cpu",
       "Lower a materialized training module to the LLVM dialect for the CPU",

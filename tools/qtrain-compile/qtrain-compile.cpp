@@ -13,6 +13,7 @@
 #include "qtrain/Pipelines/Pipelines.h"
 #include "qtrain/Search/Assignment.h"
 #include "qtrain/Target/Bundle/Bundle.h"
+#include "qtrain/Target/CUDA/CudaTarget.h"
 #include "qtrain/runtime/Abi.h"
 #include "qtrain/runtime/Cost.h"
 #include "qtrain/runtime/Schedule.h"
@@ -126,6 +127,27 @@ static cl::opt<std::string>
     targetCpu("target-cpu", cl::init("native"),
               cl::desc("CPU to compile for: native, or e.g. x86-64 for a "
                        "portable bundle"),
+              cl::cat(compileCategory));
+// The CUDA target (docs/cuda.md).
+static cl::opt<std::string> target(
+    "target", cl::init("cpu"),
+    cl::desc("cpu (the default), or cuda:CHIP (e.g. cuda:sm_90) to add GPU "
+             "kernels for every site and precision; the CPU library is "
+             "always built (cpu,cuda:CHIP says the same)"),
+    cl::cat(compileCategory));
+static cl::opt<std::string>
+    cudaFormat("cuda-format", cl::init("cubin"),
+               cl::desc("cubin (assembled by the toolkit's ptxas) or ptx "
+                        "(JIT-compiled by the driver when loaded)"),
+               cl::cat(compileCategory));
+static cl::opt<std::string> cudaPath(
+    "cuda-path", cl::init(""),
+    cl::desc("The CUDA toolkit with bin/ptxas (default: $CUDA_PATH, else "
+             "/usr/local/cuda)"),
+    cl::cat(compileCategory));
+static cl::opt<std::string>
+    cudaKinds("cuda-kinds", cl::init("f32,tf32,bf16,fp8,i8"),
+              cl::desc("The GPU kernel kinds to build, comma-separated"),
               cl::cat(compileCategory));
 static cl::opt<unsigned> maxVariants("max-variants", cl::init(1000),
                                      cl::desc("Variant budget"),
@@ -393,6 +415,33 @@ static int compile(int argc, char **argv) {
                     " has no " + std::to_string(b) +
                     "-bit variant; give every bitwidth of the range");
   int firstGradBits = gradList.front();
+  // --target: cpu always; at most one cuda:CHIP.
+  std::string cudaChip;
+  {
+    SmallVector<StringRef> targets;
+    StringRef(target).split(targets, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef t : targets) {
+      if (t == "cpu")
+        continue;
+      if (!t.consume_front("cuda:") || t.empty() || !cudaChip.empty())
+        return fail("--target=" + target +
+                    ": expected cpu, cuda:CHIP (e.g. cuda:sm_90) or "
+                    "cpu,cuda:CHIP");
+      cudaChip = t.str();
+    }
+  }
+  if (cudaFormat != "cubin" && cudaFormat != "ptx")
+    return fail("--cuda-format must be cubin or ptx, got '" + cudaFormat +
+                "'");
+  for (const std::string &value :
+       {cudaChip, cudaKinds.getValue(), cudaPath.getValue()})
+    if (value.find_first_of(" {}'\"") != std::string::npos)
+      return fail("--target, --cuda-kinds and --cuda-path may not contain "
+                  "spaces, braces or quotes");
+  if (!cudaChip.empty() && policy == "none")
+    return fail("--target=cuda:" + cudaChip +
+                " builds GPU kernels per kernel site and precision, and "
+                "--policy=none (or float formats) has no kernel sites");
   if (maxNesting < 1 || maxNesting > kMaxNesting)
     return fail("--max-nesting=" + std::to_string(maxNesting) +
                 ": expected 1 to " + std::to_string(kMaxNesting) + " levels");
@@ -493,6 +542,8 @@ static int compile(int argc, char **argv) {
     options += " loss=" + loss;
     if (!trainBatchnorm)
       options += " train-batchnorm=false";
+    if (!cudaChip.empty())
+      options += " cuda-chip=" + cudaChip + " cuda-kinds=" + cudaKinds;
     if (policy != "none")
       options += std::string(" fp32=") + (fp32 ? "true" : "false") +
                  " max-variants=" + std::to_string(maxVariants);
@@ -544,6 +595,25 @@ static int compile(int argc, char **argv) {
   if (failed(contents))
     return 1;
   rt::Manifest &manifest = contents->manifest;
+  // The CUDA target: the GPU kernels leave the step before the CPU
+  // lowering, as PTX and a cubin (docs/cuda.md).
+  std::optional<mlir::qtrain::CudaTarget> cuda;
+  if (!cudaChip.empty()) {
+    mlir::qtrain::CudaTargetOptions options;
+    options.format = cudaFormat;
+    if (!cudaPath.empty())
+      options.cudaPath = cudaPath;
+    else if (const char *env = std::getenv("CUDA_PATH"); env && *env)
+      options.cudaPath = env;
+    FailureOr<mlir::qtrain::CudaTarget> built = mlir::qtrain::buildCudaTarget(
+        *module, manifest.sites.size(), options);
+    if (failed(built))
+      return 1;
+    cuda = std::move(*built);
+    manifest.cuda = cuda->spec;
+    for (size_t i = 0; i < manifest.sites.size(); ++i)
+      manifest.sites[i].cudaKernels = cuda->sites[i];
+  }
   int64_t numVariants = 0;
   std::map<std::string, int64_t> kernelKinds;
   mlir::qtrain::QTrainDialect::VariantAttrHelper variantAttr =
@@ -676,6 +746,23 @@ static int compile(int argc, char **argv) {
   if (failed(
           mlir::qtrain::writeBundleFiles(*contents, staging, module->getLoc())))
     return abandon("");
+  if (cuda) {
+    llvm::SmallString<256> path(staging);
+    llvm::sys::path::append(path, manifest.cuda.module);
+    if (std::error_code ec = llvm::sys::fs::create_directories(
+            llvm::sys::path::parent_path(path)))
+      return abandon("cannot create " +
+                     llvm::sys::path::parent_path(path).str() + ": " +
+                     ec.message());
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return abandon(std::string(path) + ": " + ec.message());
+    os << cuda->module;
+    os.close();
+    if (os.has_error())
+      return abandon(std::string(path) + ": " + os.error().message());
+  }
   // Replace the old bundle: move it aside (onto an empty OUT.old-XXXXXX
   // made for it, which rename replaces), move the new one in, drop the old.
   bool replaced = llvm::sys::fs::exists(outputDir);
@@ -718,7 +805,23 @@ static int compile(int argc, char **argv) {
   if (kernelKinds.empty())
     llvm::outs() << " none";
   llvm::outs() << " (variant functions by kind)\n"
-               << "  schedule: " << rt::printSchedule(parsed)
+               ;
+  if (cuda) {
+    std::map<std::string, int64_t> perKind;
+    for (const rt::CudaKernelSpec &k : manifest.cuda.kernels)
+      ++perKind[k.kind];
+    llvm::outs() << "  cuda: " << manifest.cuda.chip << " "
+                 << manifest.cuda.format << ", "
+                 << manifest.cuda.kernels.size() << " GEMM kernels (";
+    bool first = true;
+    for (const auto &[kind, count] : perKind) {
+      llvm::outs() << (first ? "" : " ") << kind << " " << count;
+      first = false;
+    }
+    llvm::outs() << "), " << manifest.cuda.module << ": "
+                 << cuda->module.size() / 1024 << " KiB\n";
+  }
+  llvm::outs() << "  schedule: " << rt::printSchedule(parsed)
                << ", backward: " << gradSchedule << "\n"
                << "  BitOps per step (forward/backward bits):";
   if (manifest.sites.empty())

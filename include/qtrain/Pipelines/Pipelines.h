@@ -138,6 +138,17 @@ struct StepPipelineOptions : public PassPipelineOptions<StepPipelineOptions> {
                      "int (qtrain-integer-kernels input-grad=)"),
       llvm::cl::init("f32")};
 
+  // The CUDA target (docs/cuda.md).
+  PassOptions::Option<std::string> cudaChip{
+      *this, "cuda-chip",
+      llvm::cl::desc("Also build the GPU kernels of every site and "
+                     "precision for this NVIDIA architecture (e.g. sm_90; "
+                     "qtrain-cuda-gemm-kernels after qtrain-form-kernels)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> cudaKinds{
+      *this, "cuda-kinds",
+      llvm::cl::desc("The GPU kernel kinds (qtrain-cuda-gemm-kernels kinds=)"),
+      llvm::cl::init("f32,tf32,bf16,fp8,i8")};
   /// Whether the step gets float formats (a ratio or a budget is given).
   bool hasFloatFormats() const {
     return precisionRatio >= 0 || !precisionBudget.empty();
@@ -214,6 +225,11 @@ void buildCPUBufferPipeline(OpPassManager &pm);
 /// on a buffer whose size is not static and when there is no @train_step.
 FailureOr<int64_t> stepBufferPeak(ModuleOp module);
 
+/// qtrain-lower-cuda: lowers the gpu.module of qtrain-cuda-gemm-kernels
+/// (moved into a module of its own) to NVVM with bare-pointer kernel
+/// arguments and serializes it to PTX (gpu-module-to-binary format=isa:
+/// a gpu.binary whose object holds the PTX text).
+void buildCUDALoweringPipeline(OpPassManager &pm);
 /// Registers the pipelines above with the pass registry.
 void registerPipelines();
 

@@ -116,8 +116,37 @@ std::string qtrain::rt::abiDescription(const Manifest &m) {
       }
       line(key + ".variants[" + std::to_string(j) + "]", text);
     }
+    // Only with a CUDA target, so CPU bundles keep their digest.
+    for (const auto &[product, kinds] : site.cudaKernels) {
+      std::string text;
+      for (const auto &[kind, name] : kinds)
+        text += (text.empty() ? "" : " ") + abiWord(kind) + "=" + abiWord(name);
+      line(key + ".cuda." + abiWord(product), text);
+    }
   }
   line("sites", std::to_string(m.sites.size()));
+  if (hasCudaTarget(m)) {
+    // The module's SHA-256 ties the module file to this library too; the
+    // kernels' shapes and launch dimensions are what the runtime trusts.
+    line("cuda", abiWord(m.cuda.chip) + " " + abiWord(m.cuda.format) + " " +
+                     abiWord(m.cuda.module) + " sha256 " +
+                     abiWord(m.cuda.moduleSha256));
+    for (size_t i = 0; i < m.cuda.kernels.size(); ++i) {
+      const CudaKernelSpec &k = m.cuda.kernels[i];
+      auto dims = [](const std::vector<int64_t> &d) {
+        std::string text;
+        for (int64_t v : d)
+          text += (text.empty() ? "" : "x") + std::to_string(v);
+        return text;
+      };
+      line("cuda.kernels[" + std::to_string(i) + "]",
+           abiWord(k.name) + " " + abiWord(k.kind) + " " + abiWord(k.a) + "*" +
+               abiWord(k.b) + "->" + abiWord(k.c) + " batch " +
+               std::to_string(k.batch) + " m " + std::to_string(k.m) + " n " +
+               std::to_string(k.n) + " k " + std::to_string(k.k) + " grid " +
+               dims(k.grid) + " block " + dims(k.block));
+    }
+  }
   return out;
 }
 

@@ -299,6 +299,33 @@ private:
   Status readParameters(const json &root, Manifest &m) const;
   Status readState(const json &root, Manifest &m) const;
   Status readSites(const json &root, Manifest &m) const;
+  Status readSiteCudaKernels(const json &site, const std::string &path,
+                             SiteSpec &out) const;
+  Status readCuda(const json &root, Manifest &m) const;
+  Status readCudaKernel(const json &value, const std::string &path,
+                        CudaKernelSpec &out) const;
+  /// A JSON array of exactly three integers in [1, hi].
+  Status dims3(const json &parent, const std::string &path, const char *key,
+               int64_t hi, std::vector<int64_t> &out) const {
+    const json *dims;
+    if (Status s = array(parent, path, key, dims); s.failed())
+      return s;
+    std::string dimsPath = join(path, key);
+    if (dims->size() != 3)
+      return fail(dimsPath, "expected 3 integers (x, y, z), got " +
+                                std::to_string(dims->size()));
+    out.clear();
+    for (size_t i = 0; i < 3; ++i) {
+      int64_t d;
+      if (Status s = integer((*dims)[i], index(dimsPath, i), 1, hi,
+                             "an integer in [1, " + std::to_string(hi) + "]",
+                             d);
+          s.failed())
+        return s;
+      out.push_back(d);
+    }
+    return Status::success();
+  }
 };
 
 Status ManifestReader::read(const json &root, Manifest &m) const {
@@ -436,7 +463,9 @@ Status ManifestReader::read(const json &root, Manifest &m) const {
       return fail(key, s.message());
   }
 
-  return readSites(root, m);
+  if (Status s = readSites(root, m); s.failed())
+    return s;
+  return readCuda(root, m);
 }
 
 Status ManifestReader::readParameters(const json &root, Manifest &m) const {
@@ -641,12 +670,198 @@ Status ManifestReader::readSites(const json &root, Manifest &m) const {
                                  index(variantsPath, k) + ")");
       out.variants.push_back(std::move(v));
     }
+    if (Status s = readSiteCudaKernels(site, path, out); s.failed())
+      return s;
     m.sites.push_back(std::move(out));
   }
   return Status::success();
 }
 
+bool isCudaKernelKind(std::string_view kind) {
+  return std::find(std::begin(kCudaKernelKinds), std::end(kCudaKernelKinds),
+                   kind) != std::end(kCudaKernelKinds);
+}
+
+/// The products a site's "cuda" may name.
+bool isProduct(std::string_view product) {
+  return product == "forward" || product == "input_grad" ||
+         product == "weight_grad";
+}
+
+Status ManifestReader::readSiteCudaKernels(const json &site,
+                                           const std::string &path,
+                                           SiteSpec &out) const {
+  auto cuda = site.find("cuda");
+  if (cuda == site.end())
+    return Status::success();
+  std::string cpath = join(path, "cuda");
+  if (!cuda->is_object())
+    return expected(cpath, "an object", *cuda);
+  for (auto product = cuda->begin(); product != cuda->end(); ++product) {
+    std::string ppath = join(cpath, product.key().c_str());
+    if (!isProduct(product.key()))
+      return fail(ppath, "unknown product '" + product.key() +
+                             "' (expected forward, input_grad or "
+                             "weight_grad)");
+    if (!product->is_object())
+      return expected(ppath, "an object", *product);
+    for (auto kind = product->begin(); kind != product->end(); ++kind) {
+      std::string kpath = join(ppath, kind.key().c_str());
+      if (!isCudaKernelKind(kind.key()))
+        return fail(kpath, "unknown GPU kernel kind '" + kind.key() +
+                               "' (expected f32, tf32, bf16, fp8 or i8)");
+      if (!kind->is_string() || kind->get<std::string>().empty())
+        return expected(kpath, "a kernel name", *kind);
+      out.cudaKernels[product.key()][kind.key()] = kind->get<std::string>();
+    }
+  }
+  return Status::success();
+}
+
+Status ManifestReader::readCudaKernel(const json &value,
+                                      const std::string &path,
+                                      CudaKernelSpec &out) const {
+  if (!value.is_object())
+    return expected(path, "an object", value);
+  if (Status s = string(value, path, "name", true, out.name); s.failed())
+    return s;
+  if (Status s = string(value, path, "kind", true, out.kind); s.failed())
+    return s;
+  if (!isCudaKernelKind(out.kind))
+    return fail(join(path, "kind"),
+                "unknown GPU kernel kind '" + out.kind +
+                    "' (expected f32, tf32, bf16, fp8 or i8)");
+  for (auto [key, field] : {std::pair{"a", &out.a}, std::pair{"b", &out.b},
+                            std::pair{"c", &out.c}})
+    if (Status s = string(value, path, key, true, *field); s.failed())
+      return s;
+  // The encodings each kind reads and writes.
+  auto operandOk = [&](const std::string &e) {
+    if (out.kind == "f32" || out.kind == "tf32")
+      return e == "f32";
+    if (out.kind == "bf16")
+      return e == "bf16";
+    if (out.kind == "fp8")
+      return e == "e4m3" || e == "e5m2";
+    return e == "s8";
+  };
+  for (auto [key, field] : {std::pair{"a", &out.a}, std::pair{"b", &out.b}})
+    if (!operandOk(*field))
+      return fail(join(path, key), "encoding '" + *field +
+                                       "' is not an operand of a '" +
+                                       out.kind + "' kernel");
+  if (out.c != (out.kind == "i8" ? "s32" : "f32"))
+    return fail(join(path, "c"), "a '" + out.kind + "' kernel writes " +
+                                     (out.kind == "i8" ? "s32" : "f32") +
+                                     ", not '" + out.c + "'");
+  for (auto [key, field] :
+       {std::pair{"batch", &out.batch}, std::pair{"m", &out.m},
+        std::pair{"n", &out.n}, std::pair{"k", &out.k}})
+    if (Status s = integer(value, path, key, 1, kMaxNumel,
+                           "a positive integer", *field);
+        s.failed())
+      return s;
+  if (out.m > kMaxNumel / out.k || out.n > kMaxNumel / out.k ||
+      out.m > kMaxNumel / out.n ||
+      out.batch > kMaxNumel / std::max({out.m * out.k, out.n * out.k,
+                                        out.m * out.n}))
+    return fail(path, "operands exceed 2^40 elements");
+  if (Status s = dims3(value, path, "grid", (int64_t(1) << 31) - 1, out.grid);
+      s.failed())
+    return s;
+  if (Status s = dims3(value, path, "block", 1024, out.block); s.failed())
+    return s;
+  if (out.block[0] * out.block[1] * out.block[2] > 1024)
+    return fail(join(path, "block"), "more than 1024 threads in a block");
+  return Status::success();
+}
+
+Status ManifestReader::readCuda(const json &root, Manifest &m) const {
+  auto cuda = root.find("cuda");
+  if (cuda == root.end()) {
+    for (size_t i = 0; i < m.sites.size(); ++i)
+      if (!m.sites[i].cudaKernels.empty())
+        return fail(join(index("sites", i), "cuda"),
+                    "names GPU kernels, but the manifest has no 'cuda' "
+                    "target");
+    return Status::success();
+  }
+  if (!cuda->is_object())
+    return expected("cuda", "an object", *cuda);
+  CudaTargetSpec &t = m.cuda;
+  if (Status s = string(*cuda, "cuda", "chip", true, t.chip); s.failed())
+    return s;
+  // "sm_" digits, with an optional "a" (sm_90a: the arch-specific set).
+  std::string digits = t.chip.rfind("sm_", 0) == 0 ? t.chip.substr(3) : "";
+  if (!digits.empty() && digits.back() == 'a')
+    digits.pop_back();
+  if (digits.empty() || digits.size() > 4 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    return fail("cuda.chip", "expected an NVIDIA architecture such as "
+                             "\"sm_90\", got '" + t.chip + "'");
+  if (Status s = bundlePath(*cuda, "cuda", "module", t.module); s.failed())
+    return s;
+  if (Status s = string(*cuda, "cuda", "format", true, t.format); s.failed())
+    return s;
+  if (t.format != "cubin" && t.format != "ptx")
+    return fail("cuda.format",
+                "expected \"cubin\" or \"ptx\", got '" + t.format + "'");
+  if (Status s = string(*cuda, "cuda", "module_sha256", true, t.moduleSha256);
+      s.failed())
+    return s;
+  if (t.moduleSha256.size() != 64 ||
+      t.moduleSha256.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return fail("cuda.module_sha256",
+                "expected 64 lowercase hex digits, got '" +
+                    t.moduleSha256.substr(0, 80) + "'");
+  const json *kernels;
+  if (Status s = array(*cuda, "cuda", "kernels", kernels); s.failed())
+    return s;
+  std::vector<std::string> names;
+  std::map<std::string, const CudaKernelSpec *> byName;
+  t.kernels.resize(kernels->size());
+  for (size_t i = 0; i < kernels->size(); ++i) {
+    std::string path = index("cuda.kernels", i);
+    if (Status s = readCudaKernel((*kernels)[i], path, t.kernels[i]);
+        s.failed())
+      return s;
+    if (Status s = unique(names, t.kernels[i].name, join(path, "name"),
+                          "kernel", "cuda.kernels");
+        s.failed())
+      return s;
+  }
+  for (const CudaKernelSpec &k : t.kernels)
+    byName[k.name] = &k;
+  for (size_t i = 0; i < m.sites.size(); ++i) {
+    for (const auto &[product, kinds] : m.sites[i].cudaKernels) {
+      for (const auto &[kind, name] : kinds) {
+        std::string path = join(join(join(index("sites", i), "cuda"),
+                                     product.c_str()),
+                                kind.c_str());
+        auto it = byName.find(name);
+        if (it == byName.end())
+          return fail(path, "no kernel in cuda.kernels is named '" + name +
+                                "'");
+        if (it->second->kind != kind)
+          return fail(path, "kernel '" + name + "' is a '" +
+                                it->second->kind + "' kernel, not '" + kind +
+                                "'");
+      }
+    }
+  }
+  return Status::success();
+}
+
 } // namespace
+
+std::string qtrain::rt::cudaKindFor(std::string_view cpuKind,
+                                    std::string_view f32Kind) {
+  if (cpuKind == "i8" || cpuKind == "bf16")
+    return std::string(cpuKind);
+  if (cpuKind == "f32")
+    return std::string(f32Kind);
+  return "";
+}
 
 std::string_view qtrain::rt::toString(DType dtype) {
   return dtype == DType::F32 ? "f32" : "i64";
@@ -726,7 +941,30 @@ json siteJson(const SiteSpec &site) {
               {"variants", std::move(variants)}};
   if (!site.precision.empty())
     out["precision"] = site.precision;
+  if (!site.cudaKernels.empty())
+    out["cuda"] = site.cudaKernels;
   return out;
+}
+
+json cudaJson(const CudaTargetSpec &t) {
+  json kernels = json::array();
+  for (const CudaKernelSpec &k : t.kernels)
+    kernels.push_back({{"name", k.name},
+                       {"kind", k.kind},
+                       {"a", k.a},
+                       {"b", k.b},
+                       {"c", k.c},
+                       {"batch", k.batch},
+                       {"m", k.m},
+                       {"n", k.n},
+                       {"k", k.k},
+                       {"grid", k.grid},
+                       {"block", k.block}});
+  return {{"chip", t.chip},
+          {"module", t.module},
+          {"format", t.format},
+          {"module_sha256", t.moduleSha256},
+          {"kernels", std::move(kernels)}};
 }
 
 } // namespace
@@ -781,6 +1019,8 @@ std::string qtrain::rt::printManifest(const Manifest &m) {
     root["library_sha256"] = m.librarySha256;
   if (m.inputMaxValue >= 0)
     root["input"]["max_value"] = m.inputMaxValue;
+  if (hasCudaTarget(m))
+    root["cuda"] = cudaJson(m.cuda);
   // Invalid UTF-8 (a command line in `flags`) becomes U+FFFD instead of
   // an exception.
   return root.dump(2, ' ', /*ensure_ascii=*/false,
@@ -800,12 +1040,17 @@ QTRAIN_FIELDS_EQUAL(StateSpec, static_cast<const TensorSpec &>(x), x.kind,
                     x.tensors, x.init)
 QTRAIN_FIELDS_EQUAL(VariantSpec, x.bits, x.gradBits, x.symbol, x.kernels)
 QTRAIN_FIELDS_EQUAL(SiteSpec, x.name, x.op, x.macs, x.variants, x.precision,
-                    x.precisionParameter)
+                    x.precisionParameter, x.cudaKernels)
+QTRAIN_FIELDS_EQUAL(CudaKernelSpec, x.name, x.kind, x.a, x.b, x.c, x.batch,
+                    x.m, x.n, x.k, x.grid, x.block)
+QTRAIN_FIELDS_EQUAL(CudaTargetSpec, x.chip, x.module, x.format,
+                    x.moduleSha256, x.kernels)
 QTRAIN_FIELDS_EQUAL(CompilerInfo, x.name, x.version, x.flags)
 QTRAIN_FIELDS_EQUAL(Manifest, x.format, x.version, x.compiler, x.library,
                     x.librarySha256, x.trainEntry, x.evalEntry, x.batch,
                     x.classes, x.input, x.inputMaxValue, x.labels, x.parameters,
-                    x.state, x.controls, x.schedule, x.gradSchedule, x.sites)
+                    x.state, x.controls, x.schedule, x.gradSchedule, x.sites,
+                    x.cuda)
 #undef QTRAIN_FIELDS_EQUAL
 
 bool qtrain::rt::learnsPrecisions(const Manifest &manifest) {

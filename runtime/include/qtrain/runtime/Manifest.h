@@ -127,6 +127,51 @@ struct SiteSpec {
   /// name.
   std::string precision;
   int64_t precisionParameter = -1;
+  /// The bundle's CUDA target (docs/cuda.md): for each product of the site
+  /// ("forward", "input_grad", "weight_grad"), the name of its GPU GEMM
+  /// kernel per kind ("f32", "tf32", "bf16", "fp8", "i8"), an entry of
+  /// CudaTargetSpec::kernels. Empty without a CUDA target.
+  std::map<std::string, std::map<std::string, std::string>> cudaKernels;
+};
+
+/// The kinds of GPU GEMM kernels, in the manifest's spelling: fp32 on the
+/// CUDA cores (exact fp32 products), tf32, bf16 and fp8 (e4m3 forward,
+/// e5m2 errors) tensor cores with fp32 accumulation, and int8 tensor cores
+/// on the centred codes of the integer grids up to 8 bits with exact int32
+/// sums.
+constexpr const char *kCudaKernelKinds[] = {"f32", "tf32", "bf16", "fp8",
+                                            "i8"};
+
+/// One generated GPU kernel of the bundle's CUDA module: the dense GEMM
+///   C[b, i, j] = sum_k A[b, i, k] * B[b, j, k]
+/// over row-major A [batch, m, k], B [batch, n, k] and C [batch, m, n]
+/// (operands gathered K-contiguous, as the CPU's GEMMs read them). Its
+/// parameters are the three device pointers (A, B, C), nothing else; it is
+/// launched on `grid` x `block` threads with no dynamic shared memory.
+struct CudaKernelSpec {
+  /// The kernel's symbol in the module.
+  std::string name;
+  /// One of kCudaKernelKinds.
+  std::string kind;
+  /// Element encodings of A and B: "f32", "bf16" (bits of a bfloat16),
+  /// "e4m3", "e5m2" (bytes of the OCP fp8 formats) or "s8" (centred codes);
+  /// of C: "f32" or "s32".
+  std::string a, b, c;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  std::vector<int64_t> grid, block;
+};
+
+/// The bundle's optional CUDA target: one module for one chip.
+struct CudaTargetSpec {
+  /// "sm_90".
+  std::string chip;
+  /// Relative to the bundle directory, e.g. "cuda/sm_90.cubin".
+  std::string module;
+  /// "cubin" (assembled by ptxas for `chip`) or "ptx" (the driver JIT-compiles it).
+  std::string format;
+  /// The SHA-256 of the module file, checked before it is loaded.
+  std::string moduleSha256;
+  std::vector<CudaKernelSpec> kernels;
 };
 
 struct CompilerInfo {
@@ -166,6 +211,9 @@ struct Manifest {
   std::string schedule;
   std::string gradSchedule;
   std::vector<SiteSpec> sites;
+  /// The CUDA target; an empty `chip` when the bundle has none (a CPU-only
+  /// bundle: the manifest then has no "cuda" field).
+  CudaTargetSpec cuda;
 };
 
 /// Field by field: what parseManifest(printManifest(m)) gives back.
@@ -175,6 +223,8 @@ bool operator==(const ParameterSpec &a, const ParameterSpec &b);
 bool operator==(const StateSpec &a, const StateSpec &b);
 bool operator==(const VariantSpec &a, const VariantSpec &b);
 bool operator==(const SiteSpec &a, const SiteSpec &b);
+bool operator==(const CudaKernelSpec &a, const CudaKernelSpec &b);
+bool operator==(const CudaTargetSpec &a, const CudaTargetSpec &b);
 bool operator==(const CompilerInfo &a, const CompilerInfo &b);
 bool operator==(const Manifest &a, const Manifest &b);
 
@@ -194,6 +244,18 @@ std::string printManifest(const Manifest &manifest);
 /// Whether the bundle learns its precisions per site (LDP): some site names
 /// a precision parameter.
 bool learnsPrecisions(const Manifest &manifest);
+
+/// Whether the bundle has a CUDA target.
+inline bool hasCudaTarget(const Manifest &manifest) {
+  return !manifest.cuda.chip.empty();
+}
+
+/// The GPU kernel kind that serves a product whose CPU kernel kind is
+/// `cpuKind` ("i8" -> "i8", "f32" -> `f32Kind` ("f32" or "tf32"),
+/// "bf16" -> "bf16"); empty when no GPU kernel serves it ("i16" codes,
+/// the "f64" reference).
+std::string cudaKindFor(std::string_view cpuKind,
+                        std::string_view f32Kind = "f32");
 
 /// "f32" or "i64".
 std::string_view toString(DType dtype);

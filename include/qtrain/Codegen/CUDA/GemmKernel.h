@@ -1,0 +1,84 @@
+//===- GemmKernel.h - Tensor-core GEMM kernels per precision ----*- C++ -*-===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// The GPU GEMM kernels of the CUDA target (docs/cuda.md), as a plain
+/// builder the pass qtrain-cuda-gemm-kernels calls: one gpu.func per shape
+/// and kind computing
+///
+///   C[b, i, j] = sum_k A[b, i, k] * B[b, j, k]
+///
+/// over dense row-major A [batch, m, k], B [batch, n, k], C [batch, m, n]
+/// (the operands K-contiguous, the layout the CPU's GEMMs gather them in).
+/// Kinds: f32 (fp32 FMA on the CUDA cores), tf32 and bf16
+/// (`mma.sync` m16n8k8 / m16n8k16, f32 sums), fp8 (e4m3 and e5m2 in any
+/// pairing, `mma.sync` m16n8k32, f32 sums) and i8 (centred s8 codes,
+/// `mma.sync` m16n8k32 with exact s32 sums). A block of four warps computes
+/// a 64 x 32 tile of C; each warp 16 rows, four 16 x 8 tensor-core tiles
+/// sharing one A fragment per step of k.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef QTRAIN_CODEGEN_CUDA_GEMMKERNEL_H
+#define QTRAIN_CODEGEN_CUDA_GEMMKERNEL_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+
+#include <array>
+#include <string>
+
+namespace mlir::qtrain {
+
+/// Element encodings of the kernels' operands and results.
+enum class GemmEncoding { F32, BF16, E4M3, E5M2, S8, S32 };
+
+/// The manifest's spelling: f32, bf16, e4m3, e5m2, s8, s32.
+StringRef stringifyGemmEncoding(GemmEncoding encoding);
+
+/// What one kernel computes.
+struct GemmKernelSpec {
+  /// f32, tf32, bf16, fp8 or i8.
+  std::string kind;
+  GemmEncoding a = GemmEncoding::F32, b = GemmEncoding::F32,
+               c = GemmEncoding::F32;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+
+  /// The operand encodings a kind reads; fp8 reads e4m3 unless the operand
+  /// is an error (e5m2).
+  static FailureOr<GemmKernelSpec> get(StringRef kind, int64_t batch,
+                                       int64_t m, int64_t n, int64_t k,
+                                       bool aIsError = false,
+                                       bool bIsError = false);
+
+  /// Rows and columns of C per block, threads per block.
+  static constexpr int64_t kTileM = 64, kTileN = 32, kThreads = 128;
+  std::array<int64_t, 3> grid() const {
+    return {(n + kTileN - 1) / kTileN, (m + kTileM - 1) / kTileM, batch};
+  }
+  std::array<int64_t, 3> block() const { return {kThreads, 1, 1}; }
+  /// The k of one tensor-core step (1 for f32).
+  int64_t kStep() const;
+};
+
+/// The kinds the builder knows, in the manifest's order.
+ArrayRef<StringRef> gemmKernelKinds();
+
+/// Whether an i8 kernel's s32 sums are exact for `k` terms of centred
+/// 8-bit codes (|c| <= 128): k * 2^14 < 2^31.
+inline bool i8SumsFitInt32(int64_t k) { return k < (int64_t(1) << 17); }
+
+/// Appends the kernel `name` for `spec` to `module`. The kernel's
+/// arguments are the three static 1-D memrefs of A, B and C (their
+/// elements: f32, i16 bf16 bits, i8 fp8 bytes or codes; f32 or i32), so
+/// that with bare pointers they are three device pointers.
+gpu::GPUFuncOp buildGemmKernel(OpBuilder &builder, Location loc,
+                               gpu::GPUModuleOp module, StringRef name,
+                               const GemmKernelSpec &spec);
+
+} // namespace mlir::qtrain
+
+#endif // QTRAIN_CODEGEN_CUDA_GEMMKERNEL_H

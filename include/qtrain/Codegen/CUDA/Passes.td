@@ -1,0 +1,72 @@
+//===- Passes.td - qtrain CUDA codegen ---------------------*- tablegen -*-===//
+//
+// The CUDA target's code generation (docs/cuda.md): GPU kernels per kernel
+// site and precision, which qtrain-compile --target=cuda:CHIP lowers through
+// NVVM to PTX and ptxas to a cubin.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef QTRAIN_CODEGEN_CUDA_PASSES_TD
+#define QTRAIN_CODEGEN_CUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CudaGemmKernelsPass
+    : Pass<"qtrain-cuda-gemm-kernels", "::mlir::ModuleOp"> {
+  let summary = "A GPU GEMM kernel per kernel site, product and precision";
+  let description = [{
+    For every product of every kernel site (each `qtrain.kernel`, so this
+    runs after `qtrain-form-kernels`), appends to the `gpu.module
+    @qtrain_cuda` (created with the `#nvvm.target` of `chip`) one kernel per
+    kind of `kinds`: the product as the dense GEMM
+    `C[b, i, j] = sum_k A[b, i, k] B[b, j, k]` (`lib/Codegen/CUDA/GemmKernel.h`),
+    with m the loops of the first operand and the result, n those of the
+    second operand and the result, k the loops of both operands (a
+    convolution's channels and window, the batch of a weight gradient) and
+    batch the loops of all three. A convolution's operands are then its
+    patches (im2col), gathered K-contiguous like the CPU's GEMMs gather
+    them.
+
+    ```mlir
+    gpu.module @qtrain_cuda [#nvvm.target<chip = "sm_90", features = "+ptx86">] {
+      gpu.func @qtrain_gemm_bf16_b1_m128_n120_k400(
+          %a: memref<51200xi16>, %b: memref<48000xi16>, %c: memref<15360xf32>)
+          kernel attributes {known_block_size = array<i32: 128, 1, 1>,
+            qtrain.gemm = {kind = "bf16", a = "bf16", b = "bf16", c = "f32",
+                           batch = 1, m = 128, n = 120, k = 400,
+                           grid = [4, 2, 1], block = [128, 1, 1]}} {
+        ... nvvm.mma.sync ... {shape = #nvvm.shape<m = 16, n = 8, k = 16>} ...
+      }
+    }
+    ```
+
+    Shapes and kinds that coincide share one kernel. fp8 kernels read
+    e4m3, and e5m2 for the operand that is an error (the quantizer of role
+    `error` behind it): e4m3 x e4m3 forward, e5m2 x e4m3 backward. i8
+    kernels read centred 8-bit codes and sum them exactly in s32, which
+    holds fewer than 2^17 terms; a longer product gets no i8 kernel (a
+    warning). The `gpu.module` lists what each product got in
+    `qtrain.sites` (`[{site, product, kernels = {kind = name}}]`), which
+    `qtrain-compile` writes to the manifest. A product that is not a
+    contraction of two operands with static loops is an error. Every kind
+    gets a remark with its kernel count.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "The NVIDIA architecture of the kernels (sm_80 and newer; fp8 "
+           "needs sm_89)">,
+    Option<"features", "features", "std::string", /*default=*/"\"+ptx86\"",
+           "PTX features of the NVVM target">,
+    Option<"kinds", "kinds", "std::string",
+           /*default=*/"\"f32,tf32,bf16,fp8,i8\"",
+           "The kernel kinds to generate, comma-separated">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+#endif // QTRAIN_CODEGEN_CUDA_PASSES_TD

@@ -1,0 +1,386 @@
+//===- GemmKernel.cpp - Tensor-core GEMM kernels per precision -----------===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The fragment layouts below are those of PTX's mma.sync for each shape
+// (PTX ISA, "Matrix Fragments for mma.m16n8k*"): with g = lane / 4 and
+// t = lane % 4, a 32-bit register holds E = 32 / bits consecutive elements
+// along k, element e in bits [e * bits, (e + 1) * bits);
+//   A register r (of 4): row g + 8 * (r % 2), k E * t + e + S * (r / 2)
+//   B register r (of 2): col g,               k E * t + e + S * r
+//   C element i (of 4):  row g + 8 * (i / 2), col 2 * t + i % 2
+// with S = kStep / 2 (tf32 m16n8k8: E 1, S 4; bf16 m16n8k16: E 2, S 8;
+// 8-bit m16n8k32: E 4, S 16).
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/Codegen/CUDA/GemmKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::qtrain;
+
+StringRef mlir::qtrain::stringifyGemmEncoding(GemmEncoding encoding) {
+  switch (encoding) {
+  case GemmEncoding::F32:
+    return "f32";
+  case GemmEncoding::BF16:
+    return "bf16";
+  case GemmEncoding::E4M3:
+    return "e4m3";
+  case GemmEncoding::E5M2:
+    return "e5m2";
+  case GemmEncoding::S8:
+    return "s8";
+  case GemmEncoding::S32:
+    return "s32";
+  }
+  return "?";
+}
+
+ArrayRef<StringRef> mlir::qtrain::gemmKernelKinds() {
+  static const StringRef kinds[] = {"f32", "tf32", "bf16", "fp8", "i8"};
+  return kinds;
+}
+
+FailureOr<GemmKernelSpec> GemmKernelSpec::get(StringRef kind, int64_t batch,
+                                              int64_t m, int64_t n, int64_t k,
+                                              bool aIsError, bool bIsError) {
+  GemmKernelSpec spec;
+  spec.kind = kind.str();
+  spec.batch = batch;
+  spec.m = m;
+  spec.n = n;
+  spec.k = k;
+  if (kind == "f32" || kind == "tf32") {
+    spec.a = spec.b = spec.c = GemmEncoding::F32;
+  } else if (kind == "bf16") {
+    spec.a = spec.b = GemmEncoding::BF16;
+    spec.c = GemmEncoding::F32;
+  } else if (kind == "fp8") {
+    spec.a = aIsError ? GemmEncoding::E5M2 : GemmEncoding::E4M3;
+    spec.b = bIsError ? GemmEncoding::E5M2 : GemmEncoding::E4M3;
+    spec.c = GemmEncoding::F32;
+  } else if (kind == "i8") {
+    spec.a = spec.b = GemmEncoding::S8;
+    spec.c = GemmEncoding::S32;
+  } else {
+    return failure();
+  }
+  return spec;
+}
+
+int64_t GemmKernelSpec::kStep() const {
+  if (kind == "tf32")
+    return 8;
+  if (kind == "bf16")
+    return 16;
+  if (kind == "fp8" || kind == "i8")
+    return 32;
+  return 1;
+}
+
+namespace {
+
+/// The element type a kernel argument holds for an encoding.
+Type storageType(MLIRContext *ctx, GemmEncoding encoding) {
+  switch (encoding) {
+  case GemmEncoding::F32:
+    return Float32Type::get(ctx);
+  case GemmEncoding::BF16:
+    return IntegerType::get(ctx, 16);
+  case GemmEncoding::E4M3:
+  case GemmEncoding::E5M2:
+  case GemmEncoding::S8:
+    return IntegerType::get(ctx, 8);
+  case GemmEncoding::S32:
+    return IntegerType::get(ctx, 32);
+  }
+  return {};
+}
+
+/// Builds one kernel body; `b` sits at the start of the kernel's block.
+class GemmBuilder {
+public:
+  GemmBuilder(OpBuilder &b, Location loc, const GemmKernelSpec &spec,
+              gpu::GPUFuncOp func)
+      : b(b), loc(loc), spec(spec), aArg(func.getArgument(0)),
+        bArg(func.getArgument(1)), cArg(func.getArgument(2)) {}
+
+  void build();
+
+private:
+  OpBuilder &b;
+  Location loc;
+  const GemmKernelSpec &spec;
+  Value aArg, bArg, cArg;
+  // Thread coordinates.
+  Value g, t, row0, col0, aBase, bBase, cBase;
+
+  Value index(int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, index(y)) : x; }
+  Value mul(Value x, int64_t y) { return y == 1 ? x : mul(x, index(y)); }
+  Value minIdx(Value x, int64_t y) {
+    return arith::MinUIOp::create(b, loc, x, index(y));
+  }
+  Value lessThan(Value x, int64_t y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x,
+                                 index(y));
+  }
+
+  /// Element (row, kk) of a [rows, k] operand at `base` as its raw bits
+  /// (i8, i16, or f32 rounded to tf32 as i32); rows are clamped (their
+  /// results are not stored), k past the end reads 0.
+  Value loadElement(Value memref, Value base, Value row, int64_t rows,
+                    Value kk);
+  /// One 32-bit fragment register: E consecutive elements along k.
+  Value loadRegister(Value memref, Value base, Value row, int64_t rows,
+                     Value kFirst);
+  /// The 4 x 16 accumulators' products for one step of k at `k0`.
+  SmallVector<Value> mmaStep(Value k0, ValueRange acc);
+  Value mma(ValueRange aRegs, ValueRange bRegs, ValueRange acc,
+            SmallVectorImpl<Value> &out);
+  void buildTensorCore();
+  void buildSimt();
+  void store(Value row, Value col, Value value);
+};
+
+} // namespace
+
+Value GemmBuilder::loadElement(Value memref, Value base, Value row,
+                               int64_t rows, Value kk) {
+  Value r = minIdx(row, rows - 1);
+  Value kc = minIdx(kk, spec.k - 1);
+  Value offset = add(base, add(mul(r, spec.k), kc));
+  Value value = memref::LoadOp::create(b, loc, memref, offset);
+  Value zero;
+  if (spec.kind == "tf32") {
+    // cvt.rna.tf32.f32: nearest, ties away from zero (the mma reads the
+    // register's top 19 bits).
+    value = NVVM::ConvertFloatToTF32Op::create(
+        b, loc, b.getI32Type(), value, NVVM::FPRoundingMode::RNA,
+        NVVM::SaturationMode::NONE, /*relu=*/false);
+    zero = i32(0);
+  } else {
+    zero = arith::ConstantIntOp::create(b, loc, value.getType(), 0);
+  }
+  if (spec.k % spec.kStep() == 0)
+    return value;
+  return arith::SelectOp::create(b, loc, lessThan(kk, spec.k), value, zero);
+}
+
+Value GemmBuilder::loadRegister(Value memref, Value base, Value row,
+                                int64_t rows, Value kFirst) {
+  int64_t bits = spec.kind == "tf32" ? 32 : spec.kind == "bf16" ? 16 : 8;
+  int64_t perRegister = 32 / bits;
+  Value reg;
+  for (int64_t e = 0; e < perRegister; ++e) {
+    Value element = loadElement(memref, base, row, rows, add(kFirst, e));
+    if (bits < 32)
+      element = arith::ExtUIOp::create(b, loc, b.getI32Type(), element);
+    if (e)
+      element = arith::ShLIOp::create(b, loc, element, i32(e * bits));
+    reg = reg ? arith::OrIOp::create(b, loc, reg, element).getResult()
+              : element;
+  }
+  return reg;
+}
+
+Value GemmBuilder::mma(ValueRange aRegs, ValueRange bRegs, ValueRange acc,
+                       SmallVectorImpl<Value> &out) {
+  bool isInt = spec.kind == "i8";
+  Type accType = isInt ? Type(b.getI32Type()) : Type(b.getF32Type());
+  auto resultType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(4, accType));
+  Value result;
+  if (spec.kind == "fp8") {
+    // MLIR's nvvm.mma.sync has no dense fp8 shape (sm_89+ PTX has
+    // m16n8k32 for e4m3/e5m2 in any pairing): the instruction itself.
+    std::string asmText =
+        ("mma.sync.aligned.m16n8k32.row.col.f32." +
+         stringifyGemmEncoding(spec.a) + "." + stringifyGemmEncoding(spec.b) +
+         ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};")
+            .str();
+    SmallVector<Value> operands(aRegs);
+    operands.append(bRegs.begin(), bRegs.end());
+    operands.append(acc.begin(), acc.end());
+    result = LLVM::InlineAsmOp::create(
+        b, loc, resultType, operands, asmText,
+        "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", /*has_side_effects=*/false,
+        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr())
+                 .getResult(0);
+  } else {
+    NVVM::MMATypes type = spec.kind == "tf32"   ? NVVM::MMATypes::tf32
+                          : spec.kind == "bf16" ? NVVM::MMATypes::bf16
+                                                : NVVM::MMATypes::s8;
+    int64_t shape[] = {16, 8, spec.kStep()};
+    std::optional<NVVM::MMAIntOverflow> overflow;
+    if (isInt)
+      overflow = NVVM::MMAIntOverflow::wrapped;
+    result = NVVM::MmaOp::create(
+        b, loc, resultType, aRegs, bRegs, acc, shape,
+        /*b1Op=*/std::nullopt, overflow,
+        std::array<NVVM::MMATypes, 2>{type, type},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+  }
+  for (int64_t i = 0; i < 4; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
+  return result;
+}
+
+SmallVector<Value> GemmBuilder::mmaStep(Value k0, ValueRange acc) {
+  int64_t bits = spec.kind == "tf32" ? 32 : spec.kind == "bf16" ? 16 : 8;
+  int64_t perRegister = 32 / bits, half = spec.kStep() / 2;
+  Value kLane = add(k0, mul(t, perRegister));
+  SmallVector<Value> aRegs;
+  for (int64_t r = 0; r < 4; ++r)
+    aRegs.push_back(loadRegister(aArg, aBase, add(add(row0, g), 8 * (r % 2)),
+                                 spec.m, add(kLane, half * (r / 2))));
+  SmallVector<Value> out;
+  for (int64_t s = 0; s < 4; ++s) {
+    Value col = add(add(col0, g), 8 * s);
+    SmallVector<Value> bRegs;
+    for (int64_t r = 0; r < 2; ++r)
+      bRegs.push_back(
+          loadRegister(bArg, bBase, col, spec.n, add(kLane, half * r)));
+    mma(aRegs, bRegs, acc.slice(4 * s, 4), out);
+  }
+  return out;
+}
+
+void GemmBuilder::store(Value row, Value col, Value value) {
+  Value inside = arith::AndIOp::create(b, loc, lessThan(row, spec.m),
+                                       lessThan(col, spec.n));
+  auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value offset = add(cBase, add(mul(row, spec.n), col));
+  memref::StoreOp::create(b, loc, value, cArg, offset);
+}
+
+void GemmBuilder::buildTensorCore() {
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value warp = arith::DivUIOp::create(b, loc, tid, index(32));
+  Value lane = arith::RemUIOp::create(b, loc, tid, index(32));
+  g = arith::DivUIOp::create(b, loc, lane, index(4));
+  t = arith::RemUIOp::create(b, loc, lane, index(4));
+  row0 = add(mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
+                 GemmKernelSpec::kTileM),
+             mul(warp, 16));
+  col0 = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+             GemmKernelSpec::kTileN);
+  Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  aBase = mul(bz, spec.m * spec.k);
+  bBase = mul(bz, spec.n * spec.k);
+  cBase = mul(bz, spec.m * spec.n);
+
+  bool isInt = spec.kind == "i8";
+  Value zero = isInt ? i32(0)
+                     : arith::ConstantFloatOp::create(
+                           b, loc, b.getF32Type(), APFloat(0.0f))
+                           .getResult();
+  SmallVector<Value> init(16, zero);
+  int64_t steps = (spec.k + spec.kStep() - 1) / spec.kStep();
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), index(steps * spec.kStep()), index(spec.kStep()), init,
+      [&](OpBuilder &, Location, Value k0, ValueRange acc) {
+        scf::YieldOp::create(b, loc, mmaStep(k0, acc));
+      });
+  for (int64_t s = 0; s < 4; ++s)
+    for (int64_t i = 0; i < 4; ++i)
+      store(add(add(row0, g), 8 * (i / 2)),
+            add(add(add(col0, mul(t, 2)), 8 * s), i % 2),
+            loop.getResult(4 * s + i));
+}
+
+void GemmBuilder::buildSimt() {
+  // Thread (w, l) of the block: column col0 + l, rows row0 + 16 w + r.
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value warp = arith::DivUIOp::create(b, loc, tid, index(32));
+  Value lane = arith::RemUIOp::create(b, loc, tid, index(32));
+  Value rowBase = add(mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
+                          GemmKernelSpec::kTileM),
+                      mul(warp, 16));
+  Value col = add(mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                      GemmKernelSpec::kTileN),
+                  lane);
+  Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  aBase = mul(bz, spec.m * spec.k);
+  bBase = mul(bz, spec.n * spec.k);
+  cBase = mul(bz, spec.m * spec.n);
+  Value bRow = add(bBase, mul(minIdx(col, spec.n - 1), spec.k));
+  SmallVector<Value> aRows;
+  for (int64_t r = 0; r < 16; ++r)
+    aRows.push_back(
+        add(aBase, mul(minIdx(add(rowBase, r), spec.m - 1), spec.k)));
+  Value zero = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                              APFloat(0.0f));
+  SmallVector<Value> init(16, zero);
+  // Sums in k order, one fused multiply-add per term.
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), index(spec.k), index(1), init,
+      [&](OpBuilder &, Location, Value kk, ValueRange acc) {
+        Value bv = memref::LoadOp::create(b, loc, bArg, add(bRow, kk));
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < 16; ++r) {
+          Value av = memref::LoadOp::create(b, loc, aArg, add(aRows[r], kk));
+          next.push_back(math::FmaOp::create(b, loc, av, bv, acc[r]));
+        }
+        scf::YieldOp::create(b, loc, next);
+      });
+  for (int64_t r = 0; r < 16; ++r)
+    store(add(rowBase, r), col, loop.getResult(r));
+}
+
+void GemmBuilder::build() {
+  if (spec.kind == "f32")
+    buildSimt();
+  else
+    buildTensorCore();
+}
+
+gpu::GPUFuncOp mlir::qtrain::buildGemmKernel(OpBuilder &builder, Location loc,
+                                             gpu::GPUModuleOp module,
+                                             StringRef name,
+                                             const GemmKernelSpec &spec) {
+  MLIRContext *ctx = builder.getContext();
+  auto memrefOf = [&](int64_t rows, int64_t cols, GemmEncoding encoding) {
+    return MemRefType::get({spec.batch * rows * cols},
+                           storageType(ctx, encoding));
+  };
+  auto type = builder.getFunctionType(
+      {memrefOf(spec.m, spec.k, spec.a), memrefOf(spec.n, spec.k, spec.b),
+       memrefOf(spec.m, spec.n, spec.c)},
+      {});
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+  auto func = gpu::GPUFuncOp::create(builder, loc, name, type);
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                builder.getUnitAttr());
+  auto block = spec.block();
+  func.setKnownBlockSizeAttr(builder.getDenseI32ArrayAttr(
+      {int32_t(block[0]), int32_t(block[1]), int32_t(block[2])}));
+  builder.setInsertionPointToStart(&func.getBody().front());
+  GemmBuilder(builder, loc, spec, func).build();
+  gpu::ReturnOp::create(builder, loc);
+  return func;
+}
