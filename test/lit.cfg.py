@@ -52,12 +52,22 @@ config.substitutions.append(
     ("%trainloop", sys.executable + " " +
      os.path.join(config.qtrain_src_root, "test", "lib", "trainloop.py")))
 
+# The CUDA toolkit's ptxas (the CUDA target's cubins, docs/cuda.md):
+# $CUDA_PATH or /usr/local/cuda. Tests that assemble cubins need it
+# (REQUIRES: ptxas or %if ptxas); a machine without the toolkit skips them.
+cuda_path = os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+ptxas = os.path.join(cuda_path, "bin", "ptxas")
+if os.access(ptxas, os.X_OK):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+    config.substitutions.append(("%cuda_path", cuda_path))
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["qtrain-opt", "qtrain-compile", "qtrain-schedule", "qtrain-quant-check", "qtrain-float-check", "qtrain-ldp-gradcheck",
      "qtrain-train-toy", "qtrain-variant-check", "qtrain-input-grad-check",
-     "qtrain-run", "qtrain-import-torch"], [config.qtrain_tools_dir]
+     "qtrain-run", "qtrain-import-torch", "qtrain-cuda-check"], [config.qtrain_tools_dir]
 )
 
 # tools/faults-read-only.test runs qtrain-run in a read-only directory; as

@@ -15,6 +15,7 @@
 #include "Library.h"
 
 #include "qtrain/runtime/File.h"
+#include "qtrain/runtime/Sha256.h"
 
 #include <cmath>
 #include <cstdio>
@@ -27,6 +28,10 @@ namespace {
 
 /// Largest manifest read; a real one is a few kilobytes.
 constexpr long kMaxManifestBytes = 64L << 20;
+/// Largest CUDA module read; a bundle's GEMM kernels take a few megabytes.
+constexpr long kMaxCudaModuleBytes = 1L << 30;
+/// ELF's e_machine of NVIDIA GPU code (EM_CUDA; older elf.h lack it).
+constexpr uint16_t kElfMachineCuda = 190;
 
 /// "3/8", "fp32/8", "fp32/fp32".
 std::string bitsName(int bits) {
@@ -108,6 +113,75 @@ Status readFileInit(const std::string &dir, const ParameterSpec &p,
   return Status::success();
 }
 
+/// Reads the CUDA module of `target` into `image` and checks it: its
+/// SHA-256 is the manifest's, and it is what `format` says (a cubin: an
+/// ELF64 little-endian file for EM_CUDA; PTX: text with `.version` and
+/// `.target <chip>`). Loading it needs the driver; this does not.
+Status readCudaModule(const std::string &path, const CudaTargetSpec &target,
+                      std::string &image, ErrorKind *kind) {
+  if (Status s = readFile(path, kMaxCudaModuleBytes, image, kind); s.failed())
+    return Status::error(s.message() + " (the bundle's CUDA module, "
+                                       "cuda.module in manifest.json)");
+  std::string actual = sha256Hex(image.data(), image.size());
+  if (actual != target.moduleSha256)
+    return failWith(kind, ErrorKind::Format,
+                    path + ": SHA-256 " + actual +
+                        " does not match the manifest's cuda.module_sha256 " +
+                        target.moduleSha256 +
+                        " (the module changed after compilation); refusing "
+                        "to load it");
+  auto damaged = [&](const std::string &what) {
+    return failWith(kind, ErrorKind::Format,
+                    path + ": not a " + target.format + " module (" +
+                        "cuda.format in manifest.json): " + what +
+                        "; refusing to load it");
+  };
+  if (target.format == "cubin") {
+    // e_ident (16 bytes), e_type (2), e_machine (2).
+    const auto *bytes = reinterpret_cast<const unsigned char *>(image.data());
+    if (image.size() < 64)
+      return damaged("the file has " + std::to_string(image.size()) +
+                     " bytes, fewer than an ELF header");
+    if (std::memcmp(bytes,
+                    "\x7f"
+                    "ELF",
+                    4) != 0)
+      return damaged("no ELF magic");
+    if (bytes[4] != 2 || bytes[5] != 1)
+      return damaged("not a 64-bit little-endian ELF file");
+    uint16_t machine = uint16_t(bytes[18] | bytes[19] << 8);
+    if (machine != kElfMachineCuda)
+      return damaged("ELF machine " + std::to_string(machine) +
+                     ", not NVIDIA CUDA (" + std::to_string(kElfMachineCuda) +
+                     ")");
+    return Status::success();
+  }
+  // PTX: the assembler's text, which the driver compiles for the device.
+  if (image.find('\0') != std::string::npos)
+    return damaged("it holds NUL bytes, PTX is text");
+  if (image.find(".version") == std::string::npos)
+    return damaged("it has no .version directive");
+  // ".target sm_90" or ".target sm_90, debug".
+  size_t at = image.find(".target");
+  if (at == std::string::npos)
+    return damaged("it has no .target directive");
+  size_t start = image.find_first_not_of(" \t", at + 7);
+  size_t end = start == std::string::npos
+                   ? std::string::npos
+                   : image.find_first_of(" \t,\r\n", start);
+  std::string chip =
+      start == std::string::npos
+          ? ""
+          : image.substr(start, end == std::string::npos ? std::string::npos
+                                                         : end - start);
+  if (chip != target.chip)
+    return damaged("its .target is '" + chip +
+                   "', the manifest's cuda.chip "
+                   "is '" +
+                   target.chip + "'");
+  return Status::success();
+}
+
 } // namespace
 
 Bundle::~Bundle() {
@@ -136,6 +210,14 @@ Status qtrain::rt::openBundle(const std::string &dir,
       s.failed())
     return s;
   const Manifest &m = bundle->manifest;
+
+  // Checked before the library runs any code; read, not loaded (a CPU
+  // run needs no driver).
+  if (hasCudaTarget(m))
+    if (Status s = readCudaModule(bundle->getCudaModulePath(), m.cuda,
+                                  bundle->cudaModuleImage, kind);
+        s.failed())
+      return s;
 
   std::string libraryPath = prefix + "/" + m.library;
   if (Status s = loadLibrary(libraryPath, m, bundle->handle, kind); s.failed())

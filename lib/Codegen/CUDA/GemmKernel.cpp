@@ -21,7 +21,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -343,7 +342,9 @@ void GemmBuilder::buildSimt() {
         SmallVector<Value> next;
         for (int64_t r = 0; r < 16; ++r) {
           Value av = memref::LoadOp::create(b, loc, aArg, add(aRows[r], kk));
-          next.push_back(math::FmaOp::create(b, loc, av, bv, acc[r]));
+          // llvm.intr.fma (fma.rn.f32): math.fma would become a call of
+          // libdevice's __nv_fmaf, which the module does not link.
+          next.push_back(LLVM::FMAOp::create(b, loc, av, bv, acc[r]));
         }
         scf::YieldOp::create(b, loc, next);
       });

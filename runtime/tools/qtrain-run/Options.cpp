@@ -124,6 +124,10 @@ data parallel (mpirun -np P qtrain-run ...; docs/scale-out.md):
   --check-every=N           check every N steps that all ranks hold the
                             same parameters (default 100; 0: only at the
                             end)
+device:
+  --device=cpu|cuda         where the step runs (default cpu); cuda needs a
+                            bundle compiled with --target=cuda:sm_XY, an
+                            NVIDIA GPU and its driver (docs/cuda.md)
 range test:
   --range-test              CPT's precision range test: report Bmin, exit
   --range-test-steps=N      steps per precision (default 300)
@@ -296,6 +300,8 @@ Options qtrain::run::parseOptions(int argc, char **argv) {
       o.allreduceBucket = parseInt(flag, need(), 1, kMax);
     else if (flag == "--check-every")
       o.checkEvery = parseInt(flag, need(), 0, kMax);
+    else if (flag == "--device")
+      o.device = need();
     else if (flag == "--range-test" && !hasValue)
       o.rangeTest = true;
     else if (flag == "--range-test-steps")
@@ -350,6 +356,8 @@ Options qtrain::run::parseOptions(int argc, char **argv) {
     die("--cifar100-labels: expected fine or coarse, got '" + o.cifar100Labels +
             "'",
         2);
+  if (o.device != "cpu" && o.device != "cuda")
+    die("--device: expected cpu or cuda, got '" + o.device + "'", 2);
   if (o.rangeWindow * 2 > o.rangeSteps)
     die("--range-test-window must be at most half of --range-test-steps", 2);
   return o;

@@ -67,6 +67,9 @@ struct Options {
   bool rangeTest = false;
   int64_t rangeSteps = 300, rangeWindow = 50;
   double rangeThreshold = 0.10;
+  /// --device: "cpu" (the bundle's library) or "cuda" (its CUDA target,
+  /// DeviceCheck.h).
+  std::string device = "cpu";
 };
 
 /// The options of `argv`; prints --help and exits, or exits with code 2 on

@@ -18,6 +18,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
+#include "DeviceCheck.h"
 #include "Distributed.h"
 #include "Fatal.h"
 #include "Logs.h"
@@ -72,6 +73,9 @@ int main(int argc, char **argv) {
     die("--schedule: " + s.message());
   if (rt::Status s = rt::parseSchedule(gradText, gradSchedule); s.failed())
     die("--grad-schedule: " + s.message());
+  // Before the data: a GPU run stops here until the step runs there.
+  if (o.device == "cuda")
+    stopOnCuda(*bundle, schedule, scheduleText, gradSchedule, gradText);
 
   Data data = loadData(o, m);
   if (o.rangeTest)

@@ -18,7 +18,13 @@
 ///     loads (dlopen RTLD_NOW | RTLD_LOCAL), its ABI digest (when it has
 ///     one, Abi.h) is the manifest's, and it exports both entry points and
 ///     every variant symbol;
-///   * `file` inits are exactly numel * 4 bytes; they are read here.
+///   * `file` inits are exactly numel * 4 bytes; they are read here;
+///   * with a CUDA target (docs/cuda.md), the module file is a regular
+///     file whose SHA-256 is the manifest's `cuda.module_sha256`, and it
+///     looks like its `cuda.format`: a cubin is a 64-bit little-endian ELF
+///     file for EM_CUDA (190), PTX is text with a `.version` and a
+///     `.target <chip>` line. It is read here, not loaded: that needs the
+///     driver (CudaDriver.h), which a CPU run never touches.
 ///
 /// Every error names the file it is about and, for the manifest, the JSON
 /// path of the offending field:
@@ -91,6 +97,13 @@ public:
   const std::vector<float> &getFileInit(size_t index) const {
     return fileInits[index];
   }
+  /// The checked bytes of the CUDA module file (empty without a CUDA
+  /// target); CudaModule::load() loads exactly these.
+  const std::string &getCudaModuleImage() const { return cudaModuleImage; }
+  /// The module file's path (the directory and cuda.module), for messages.
+  std::string getCudaModulePath() const {
+    return (directory == "/" ? "" : directory) + "/" + manifest.cuda.module;
+  }
 
 private:
   friend Status openBundle(const std::string &, std::unique_ptr<Bundle> &,
@@ -115,6 +128,7 @@ private:
   void (*setNumThreads)(int32_t) = nullptr;
   std::vector<std::vector<void *>> variantAddresses;
   std::vector<std::vector<float>> fileInits;
+  std::string cudaModuleImage;
 };
 
 /// Opens the bundle directory `dir`: reads and validates its manifest,

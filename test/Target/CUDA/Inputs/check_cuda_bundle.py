@@ -1,0 +1,37 @@
+"""Checks a bundle's CUDA target against its manifest and prints a summary:
+the module's SHA-256, that every kernel's name is in the module, each
+site's products and kinds, the fp8 operand encodings by product, and that
+each kernel's launch covers C in 64 x 32 tiles of 128 threads."""
+import hashlib
+import json
+import os
+import sys
+
+bundle = sys.argv[1]
+m = json.load(open(os.path.join(bundle, "manifest.json")))
+cuda = m["cuda"]
+data = open(os.path.join(bundle, cuda["module"]), "rb").read()
+sha = "ok" if hashlib.sha256(data).hexdigest() == cuda["module_sha256"] else "MISMATCH"
+kernels = {k["name"]: k for k in cuda["kernels"]}
+named = all(name.encode() in data for name in kernels)
+print(f"cuda {cuda['chip']} {cuda['format']} {cuda['module']}: sha256 {sha}, "
+      f"{len(kernels)} kernels, "
+      + ("every kernel named in the module" if named else "a kernel is MISSING"))
+fp8 = {}
+for site in m["sites"]:
+    products = site.get("cuda", {})
+    kinds = sorted({kind for p in products.values() for kind in p})
+    print(f"{site['name']}: {' '.join(sorted(products))}: {' '.join(kinds)}")
+    for product, byKind in products.items():
+        for kind, name in byKind.items():
+            if kernels[name]["kind"] != kind:
+                print(f"{site['name']} {product} {kind}: kernel {name} is {kernels[name]['kind']}")
+        if "fp8" in byKind:
+            k = kernels[byKind["fp8"]]
+            fp8.setdefault(product, set()).add(f"{k['a']}x{k['b']}")
+print("fp8 operands: " + ", ".join(
+    f"{p} {' '.join(sorted(fp8[p]))}" for p in ("forward", "input_grad", "weight_grad") if p in fp8))
+ok = all(k["block"] == [128, 1, 1] and
+         k["grid"] == [-(-k["n"] // 32), -(-k["m"] // 64), k["batch"]]
+         for k in kernels.values())
+print("launch: " + ("every grid covers its 64 x 32 tiles, block 128" if ok else "a launch is WRONG"))

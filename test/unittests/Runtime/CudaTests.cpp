@@ -1,0 +1,593 @@
+//===- CudaTests.cpp - Tests of the CUDA driver and module checks --------===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// CudaDriver (loaded with dlopen) and the checks of a bundle's CUDA
+/// module at openBundle(). Everything here runs without a GPU; the tests
+/// that need one (GpuTest) skip where the driver or a device is missing.
+///
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/runtime/Bundle.h"
+#include "qtrain/runtime/CudaDriver.h"
+#include "qtrain/runtime/Sha256.h"
+
+#include "fixtures/ToyBundle.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+using namespace qtrain::rt;
+using namespace qtrain::rt::testing;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+namespace {
+
+/// Sets QTRAIN_CUDA_DRIVER for one test, restoring it afterwards.
+class DriverOverride {
+public:
+  explicit DriverOverride(const char *value) {
+    if (const char *old = std::getenv("QTRAIN_CUDA_DRIVER"))
+      saved = old, hadValue = true;
+    if (value)
+      setenv("QTRAIN_CUDA_DRIVER", value, 1);
+    else
+      unsetenv("QTRAIN_CUDA_DRIVER");
+  }
+  ~DriverOverride() {
+    if (hadValue)
+      setenv("QTRAIN_CUDA_DRIVER", saved.c_str(), 1);
+    else
+      unsetenv("QTRAIN_CUDA_DRIVER");
+  }
+
+private:
+  std::string saved;
+  bool hadValue = false;
+};
+
+/// A shared library of this machine that is not the CUDA driver.
+std::string notADriver() {
+  for (const char *path : {"/lib/x86_64-linux-gnu/libz.so.1",
+                           "/usr/lib/x86_64-linux-gnu/libz.so.1",
+                           "/lib/aarch64-linux-gnu/libz.so.1",
+                           "/usr/lib64/libz.so.1", "/usr/lib/libz.so.1"})
+    if (std::filesystem::exists(path))
+      return path;
+  // dlopen finds it by name where the path differs.
+  return "libz.so.1";
+}
+
+TEST(CudaDriverTest, NoDriverIsAClearError) {
+  DriverOverride driver("/nonexistent/libcuda.so.1");
+  std::unique_ptr<CudaDriver> loaded;
+  Status s = CudaDriver::load(loaded);
+  ASSERT_TRUE(s.failed());
+  EXPECT_EQ(loaded, nullptr);
+  EXPECT_THAT(s.message(), StartsWith("no CUDA driver: "
+                                      "/nonexistent/libcuda.so.1: "));
+  EXPECT_THAT(s.message(), HasSubstr("No such file or directory"));
+  EXPECT_THAT(s.message(),
+              HasSubstr("(training on the GPU needs an NVIDIA GPU and its "
+                        "driver)"));
+  // The path is said once.
+  EXPECT_EQ(s.message().find("libcuda.so.1"),
+            s.message().rfind("libcuda.so.1"));
+}
+
+TEST(CudaDriverTest, DefaultNameIsLibcuda) {
+  DriverOverride driver(nullptr);
+  std::unique_ptr<CudaDriver> loaded;
+  Status s = CudaDriver::load(loaded);
+  if (s.isOk())
+    GTEST_SKIP() << "this machine has a CUDA driver";
+  if (s.message().rfind("no CUDA device", 0) == 0)
+    GTEST_SKIP() << "this machine has a CUDA driver but no GPU";
+  EXPECT_THAT(s.message(), StartsWith("no CUDA driver: libcuda.so.1: "));
+}
+
+TEST(CudaDriverTest, LibraryWithoutCuInitIsNotADriver) {
+  std::string path = notADriver();
+  DriverOverride driver(path.c_str());
+  std::unique_ptr<CudaDriver> loaded;
+  Status s = CudaDriver::load(loaded);
+  ASSERT_TRUE(s.failed());
+  EXPECT_EQ(loaded, nullptr);
+  EXPECT_THAT(s.message(),
+              StartsWith(path + ": not a CUDA driver: it has no cuInit ("));
+}
+
+TEST(CudaChipTest, ParsesArchitectures) {
+  int major = 0, minor = 0;
+  bool a = true;
+  ASSERT_TRUE(parseCudaChip("sm_90", major, minor, a));
+  EXPECT_EQ(major, 9);
+  EXPECT_EQ(minor, 0);
+  EXPECT_FALSE(a);
+  ASSERT_TRUE(parseCudaChip("sm_90a", major, minor, a));
+  EXPECT_TRUE(a);
+  ASSERT_TRUE(parseCudaChip("sm_120", major, minor, a));
+  EXPECT_EQ(major, 12);
+  EXPECT_EQ(minor, 0);
+  ASSERT_TRUE(parseCudaChip("sm_86", major, minor, a));
+  EXPECT_EQ(major, 8);
+  EXPECT_EQ(minor, 6);
+  EXPECT_FALSE(parseCudaChip("compute_90", major, minor, a));
+  EXPECT_FALSE(parseCudaChip("sm_", major, minor, a));
+  EXPECT_FALSE(parseCudaChip("sm_9x", major, minor, a));
+}
+
+CudaDevice device(const char *name, int major, int minor) {
+  CudaDevice d;
+  d.name = name;
+  d.major = major;
+  d.minor = minor;
+  return d;
+}
+
+TEST(CudaChipTest, RefusesADeviceOlderThanTheBundle) {
+  Status s = checkCudaDevice(device("NVIDIA A100", 8, 0), "sm_90", "cubin");
+  ASSERT_TRUE(s.failed());
+  EXPECT_EQ(s.message(), "the bundle's CUDA module is for sm_90, but device 0 "
+                         "(NVIDIA A100) is sm_80: too old for it");
+  EXPECT_TRUE(
+      checkCudaDevice(device("NVIDIA A100", 8, 0), "sm_90", "ptx").failed());
+}
+
+TEST(CudaChipTest, AcceptsTheBundlesChip) {
+  EXPECT_TRUE(
+      checkCudaDevice(device("NVIDIA H200", 9, 0), "sm_90", "cubin").isOk());
+  EXPECT_TRUE(
+      checkCudaDevice(device("NVIDIA H200", 9, 0), "sm_90a", "cubin").isOk());
+  EXPECT_TRUE(
+      checkCudaDevice(device("NVIDIA H200", 9, 0), "sm_80", "ptx").isOk());
+  EXPECT_TRUE(
+      checkCudaDevice(device("NVIDIA A10", 8, 6), "sm_80", "cubin").isOk());
+}
+
+TEST(CudaChipTest, ACubinRunsOnlyOnItsMajorArchitecture) {
+  Status s = checkCudaDevice(device("NVIDIA B200", 10, 0), "sm_90", "cubin");
+  ASSERT_TRUE(s.failed());
+  EXPECT_THAT(s.message(), HasSubstr("a cubin runs only on its own major "
+                                     "architecture"));
+  EXPECT_TRUE(
+      checkCudaDevice(device("NVIDIA B200", 10, 0), "sm_90", "ptx").isOk());
+  Status a = checkCudaDevice(device("NVIDIA B200", 10, 0), "sm_90a", "ptx");
+  ASSERT_TRUE(a.failed());
+  EXPECT_THAT(a.message(), HasSubstr("sm_90a code runs on exactly that "
+                                     "architecture"));
+}
+
+//===----------------------------------------------------------------------===//
+// The module file at openBundle()
+//===----------------------------------------------------------------------===//
+
+/// The first 64 bytes of an ELF64 little-endian file for `machine`.
+std::string elfHeader(uint16_t machine, unsigned char elfClass = 2) {
+  std::string h(64, '\0');
+  std::memcpy(h.data(),
+              "\x7f"
+              "ELF",
+              4);
+  h[4] = char(elfClass);
+  h[5] = 1;
+  h[6] = 1;
+  h[16] = 2; // ET_EXEC
+  h[18] = char(machine & 0xff);
+  h[19] = char(machine >> 8);
+  return h + std::string(64, 'x');
+}
+
+const char *const kPtx = ".version 8.0\n.target sm_90\n.address_size 64\n\n"
+                         ".visible .entry gemm_f32_0(\n)\n{\n  ret;\n}\n";
+
+/// A toy bundle with a CUDA target whose module file holds `bytes` (the
+/// manifest's SHA-256 is `sha`, or the bytes' own when empty).
+struct CudaToy : ToyBundle {
+  CudaToy(const std::string &format, const std::string &bytes,
+          std::string sha = "") {
+    std::filesystem::create_directories(dir + "/cuda");
+    std::string module = "cuda/sm_90." + format;
+    writeFile(module, bytes);
+    if (sha.empty())
+      sha = sha256Hex(bytes.data(), bytes.size());
+    manifest["cuda"] = {{"chip", "sm_90"},
+                        {"module", module},
+                        {"format", format},
+                        {"module_sha256", sha},
+                        {"kernels",
+                         {{{"name", "gemm_f32_0"},
+                           {"kind", "f32"},
+                           {"a", "f32"},
+                           {"b", "f32"},
+                           {"c", "f32"},
+                           {"batch", 1},
+                           {"m", 8},
+                           {"n", 3},
+                           {"k", 4},
+                           {"grid", {1, 1, 1}},
+                           {"block", {32, 1, 1}}}}}};
+    manifest["sites"][0]["cuda"] = {{"forward", {{"f32", "gemm_f32_0"}}}};
+    write();
+  }
+  std::string modulePath(const std::string &format) const {
+    return dir + "/cuda/sm_90." + format;
+  }
+};
+
+std::string openError(const std::string &dir, ErrorKind want) {
+  std::unique_ptr<Bundle> bundle;
+  ErrorKind kind = ErrorKind::None;
+  Status s = openBundle(dir, bundle, &kind);
+  EXPECT_TRUE(s.failed());
+  EXPECT_EQ(kind, want) << s.message();
+  EXPECT_EQ(bundle, nullptr);
+  return s.message();
+}
+
+TEST(CudaModuleFileTest, OpensABundleWithACubin) {
+  std::string cubin = elfHeader(190);
+  CudaToy toy("cubin", cubin);
+  std::unique_ptr<Bundle> bundle;
+  Status s = openBundle(toy.dir, bundle);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_TRUE(hasCudaTarget(bundle->getManifest()));
+  EXPECT_EQ(bundle->getCudaModuleImage(), cubin);
+  EXPECT_EQ(bundle->getCudaModulePath(), toy.modulePath("cubin"));
+}
+
+TEST(CudaModuleFileTest, OpensABundleWithPtx) {
+  CudaToy toy("ptx", kPtx);
+  std::unique_ptr<Bundle> bundle;
+  Status s = openBundle(toy.dir, bundle);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(bundle->getCudaModuleImage(), kPtx);
+}
+
+TEST(CudaModuleFileTest, CpuBundleReadsNoModule) {
+  std::unique_ptr<Bundle> bundle;
+  Status s = openBundle(toyBundleDir(), bundle);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_FALSE(hasCudaTarget(bundle->getManifest()));
+  EXPECT_TRUE(bundle->getCudaModuleImage().empty());
+}
+
+TEST(CudaModuleFileTest, RefusesAWrongSha256) {
+  std::string wrong(64, '0');
+  CudaToy toy("cubin", elfHeader(190), wrong);
+  std::string cubin = elfHeader(190);
+  EXPECT_EQ(openError(toy.dir, ErrorKind::Format),
+            toy.modulePath("cubin") + ": SHA-256 " +
+                sha256Hex(cubin.data(), cubin.size()) +
+                " does not match the manifest's cuda.module_sha256 " + wrong +
+                " (the module changed after compilation); refusing to load "
+                "it");
+}
+
+TEST(CudaModuleFileTest, RefusesAMissingModule) {
+  CudaToy toy("cubin", elfHeader(190));
+  std::filesystem::remove(toy.modulePath("cubin"));
+  std::string message = openError(toy.dir, ErrorKind::Io);
+  EXPECT_THAT(message, StartsWith(toy.modulePath("cubin") + ": "));
+  EXPECT_THAT(message, HasSubstr("(the bundle's CUDA module, cuda.module in "
+                                 "manifest.json)"));
+}
+
+TEST(CudaModuleFileTest, RefusesAModuleThatIsNotARegularFile) {
+  CudaToy toy("cubin", elfHeader(190));
+  std::filesystem::remove(toy.modulePath("cubin"));
+  std::filesystem::create_directory(toy.modulePath("cubin"));
+  EXPECT_THAT(openError(toy.dir, ErrorKind::Format),
+              HasSubstr("not a regular file"));
+}
+
+TEST(CudaModuleFileTest, RefusesACubinThatIsNotElf) {
+  CudaToy toy("cubin", std::string(kPtx) + std::string(64, ' '));
+  EXPECT_EQ(openError(toy.dir, ErrorKind::Format),
+            toy.modulePath("cubin") +
+                ": not a cubin module (cuda.format in manifest.json): no ELF "
+                "magic; refusing to load it");
+}
+
+TEST(CudaModuleFileTest, RefusesAShortCubin) {
+  CudaToy toy("cubin", "\x7f"
+                       "ELF");
+  EXPECT_THAT(openError(toy.dir, ErrorKind::Format),
+              HasSubstr("the file has 4 bytes, fewer than an ELF header"));
+}
+
+TEST(CudaModuleFileTest, RefusesACubinForAnotherMachine) {
+  // EM_X86_64: a host object in the GPU module's place.
+  CudaToy toy("cubin", elfHeader(62));
+  EXPECT_THAT(openError(toy.dir, ErrorKind::Format),
+              HasSubstr(": not a cubin module (cuda.format in manifest.json): "
+                        "ELF machine 62, not NVIDIA CUDA (190); refusing to "
+                        "load it"));
+}
+
+TEST(CudaModuleFileTest, RefusesA32BitCubin) {
+  CudaToy toy("cubin", elfHeader(190, 1));
+  EXPECT_THAT(openError(toy.dir, ErrorKind::Format),
+              HasSubstr("not a 64-bit little-endian ELF file"));
+}
+
+TEST(CudaModuleFileTest, RefusesPtxWithoutTarget) {
+  CudaToy toy("ptx", ".version 8.0\n.address_size 64\n");
+  EXPECT_EQ(openError(toy.dir, ErrorKind::Format),
+            toy.modulePath("ptx") +
+                ": not a ptx module (cuda.format in manifest.json): it has "
+                "no .target directive; refusing to load it");
+}
+
+TEST(CudaModuleFileTest, RefusesPtxWithoutVersion) {
+  CudaToy toy("ptx", ".target sm_90\n");
+  EXPECT_THAT(openError(toy.dir, ErrorKind::Format),
+              HasSubstr("it has no .version directive"));
+}
+
+TEST(CudaModuleFileTest, RefusesPtxForAnotherChip) {
+  CudaToy toy("ptx", ".version 8.0\n.target sm_80, debug\n");
+  EXPECT_THAT(openError(toy.dir, ErrorKind::Format),
+              HasSubstr("its .target is 'sm_80', the manifest's cuda.chip is "
+                        "'sm_90'"));
+}
+
+TEST(CudaModuleFileTest, RefusesACubinAsPtx) {
+  CudaToy toy("ptx", elfHeader(190));
+  EXPECT_THAT(openError(toy.dir, ErrorKind::Format),
+              HasSubstr("it holds NUL bytes, PTX is text"));
+}
+
+//===----------------------------------------------------------------------===//
+// Past dlopen, with the stand-in driver (fixtures/fake_cuda_driver.c)
+//===----------------------------------------------------------------------===//
+
+/// Sets the stand-in's device for one test.
+class FakeDevice {
+public:
+  explicit FakeDevice(const char *spec) {
+    setenv("QTRAIN_FAKE_CUDA_DEVICE", spec, 1);
+  }
+  ~FakeDevice() { unsetenv("QTRAIN_FAKE_CUDA_DEVICE"); }
+};
+
+CudaTargetSpec sm90Target(const std::string &kernel) {
+  CudaTargetSpec t;
+  t.chip = "sm_90";
+  t.format = "cubin";
+  CudaKernelSpec k;
+  k.name = kernel;
+  k.kind = "f32";
+  k.grid = {1, 1, 1};
+  k.block = {32, 1, 1};
+  t.kernels.push_back(k);
+  return t;
+}
+
+TEST(FakeCudaDriverTest, NoDeviceIsAClearError) {
+  DriverOverride driver(QTRAIN_FAKE_CUDA_DRIVER);
+  FakeDevice device("none");
+  std::unique_ptr<CudaDriver> loaded;
+  Status s = CudaDriver::load(loaded);
+  ASSERT_TRUE(s.failed());
+  EXPECT_EQ(s.message(), "no CUDA device: cuInit: CUDA_ERROR_NO_DEVICE (no "
+                         "CUDA-capable device is detected) (training on the "
+                         "GPU needs an NVIDIA GPU)");
+}
+
+TEST(FakeCudaDriverTest, RefusesADeviceOlderThanTheBundle) {
+  DriverOverride driver(QTRAIN_FAKE_CUDA_DRIVER);
+  FakeDevice fake("Fake A100:8:0");
+  std::unique_ptr<CudaDriver> loaded;
+  ASSERT_TRUE(CudaDriver::load(loaded).isOk());
+  CudaDevice device;
+  Status s = selectCudaDevice(*loaded, sm90Target("k"), device);
+  ASSERT_TRUE(s.failed());
+  EXPECT_EQ(s.message(), "the bundle's CUDA module is for sm_90, but device 0 "
+                         "(Fake A100) is sm_80: too old for it");
+}
+
+TEST(FakeCudaDriverTest, LoadsTheModuleAndRefusesAMissingKernel) {
+  DriverOverride driver(QTRAIN_FAKE_CUDA_DRIVER);
+  FakeDevice fake("Fake H200:9:0");
+  std::unique_ptr<CudaDriver> loaded;
+  ASSERT_TRUE(CudaDriver::load(loaded).isOk());
+  CudaDevice device;
+  ASSERT_TRUE(selectCudaDevice(*loaded, sm90Target("k"), device).isOk());
+  EXPECT_EQ(device.name, "Fake H200");
+  EXPECT_EQ(device.chip(), "sm_90");
+  std::unique_ptr<CudaContext> context;
+  ASSERT_TRUE(CudaContext::open(*loaded, device, context).isOk());
+  std::string cubin = elfHeader(190);
+  std::unique_ptr<CudaModule> module;
+  Status ok = CudaModule::load(*loaded, sm90Target("gemm_f32_0"), cubin,
+                               "m.cubin", module);
+  ASSERT_TRUE(ok.isOk()) << ok.message();
+  EXPECT_TRUE(module->launch(0, 0, 0, 0).isOk());
+  module.reset();
+  Status missing = CudaModule::load(*loaded, sm90Target("missing"), cubin,
+                                    "m.cubin", module);
+  ASSERT_TRUE(missing.failed());
+  EXPECT_EQ(missing.message(),
+            "m.cubin: kernel 'missing' (cuda.kernels[0]) is not in the "
+            "module: cuModuleGetFunction: CUDA_ERROR_NOT_FOUND (named symbol "
+            "not found)");
+  Status bad =
+      CudaModule::load(*loaded, sm90Target("k"), "garbage", "m.cubin", module);
+  ASSERT_TRUE(bad.failed());
+  EXPECT_EQ(bad.message(), "m.cubin: the driver does not load the cubin "
+                           "module: cuModuleLoadData: CUDA_ERROR_INVALID_IMAGE "
+                           "(device kernel image is invalid)");
+}
+
+TEST(FakeCudaDriverTest, BuffersAndEvents) {
+  DriverOverride driver(QTRAIN_FAKE_CUDA_DRIVER);
+  std::unique_ptr<CudaDriver> loaded;
+  ASSERT_TRUE(CudaDriver::load(loaded).isOk());
+  CudaBuffer buffer, moved;
+  ASSERT_TRUE(CudaBuffer::allocate(*loaded, 8, buffer).isOk());
+  int32_t in[2] = {7, -9}, out[2] = {};
+  ASSERT_TRUE(buffer.upload(in, 8).isOk());
+  moved = std::move(buffer);
+  EXPECT_EQ(buffer.get(), 0u);
+  ASSERT_TRUE(moved.download(out, 8).isOk());
+  EXPECT_EQ(out[1], -9);
+  EXPECT_TRUE(moved.download(out, 9).failed());
+  CudaEvent start, end;
+  ASSERT_TRUE(CudaEvent::create(*loaded, start).isOk());
+  ASSERT_TRUE(CudaEvent::create(*loaded, end).isOk());
+  float ms = 0;
+  ASSERT_TRUE(end.elapsedSince(start, ms).isOk());
+  EXPECT_GT(ms, 0.0f);
+}
+
+//===----------------------------------------------------------------------===//
+// With a GPU
+//===----------------------------------------------------------------------===//
+
+/// A kernel of the GEMM kernels' signature (A, B, C): C[t] = A[t] * B[t]
+/// for threads t < 4. Checked with ptxas 13 for sm_90.
+const char *const kMulPtx = R"(.version 7.0
+.target sm_52
+.address_size 64
+
+.visible .entry qtrain_test_mul(.param .u64 pa, .param .u64 pb, .param .u64 pc)
+{
+  .reg .pred %p;
+  .reg .b32 %t;
+  .reg .b64 %a, %b, %c, %off;
+  .reg .f32 %x, %y, %z;
+  mov.u32 %t, %tid.x;
+  setp.ge.u32 %p, %t, 4;
+  @%p bra DONE;
+  ld.param.u64 %a, [pa];
+  ld.param.u64 %b, [pb];
+  ld.param.u64 %c, [pc];
+  cvta.to.global.u64 %a, %a;
+  cvta.to.global.u64 %b, %b;
+  cvta.to.global.u64 %c, %c;
+  mul.wide.u32 %off, %t, 4;
+  add.s64 %a, %a, %off;
+  add.s64 %b, %b, %off;
+  add.s64 %c, %c, %off;
+  ld.global.f32 %x, [%a];
+  ld.global.f32 %y, [%b];
+  mul.rn.f32 %z, %x, %y;
+  st.global.f32 [%c], %z;
+DONE:
+  ret;
+}
+)";
+
+/// The driver and device 0, or a skip.
+class GpuTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    Status s = CudaDriver::load(driver);
+    if (s.failed())
+      GTEST_SKIP() << "no GPU here: " << s.message();
+    int count = 0;
+    ASSERT_TRUE(driver->getDeviceCount(count).isOk());
+    if (count == 0)
+      GTEST_SKIP() << "the CUDA driver sees no device";
+    ASSERT_TRUE(driver->getDevice(0, device).isOk());
+    Status c = CudaContext::open(*driver, device, context);
+    ASSERT_TRUE(c.isOk()) << c.message();
+  }
+  void TearDown() override { context.reset(); }
+
+  std::unique_ptr<CudaDriver> driver;
+  CudaDevice device;
+  std::unique_ptr<CudaContext> context;
+};
+
+TEST_F(GpuTest, DescribesTheDevice) {
+  EXPECT_FALSE(device.name.empty());
+  EXPECT_GE(device.major, 3);
+  EXPECT_EQ(
+      driver->describe(kCudaErrorNoDevice).rfind("CUDA_ERROR_NO_DEVICE", 0),
+      0u);
+  Status s = driver->check(kCudaErrorNoDevice, "cuSomething");
+  EXPECT_THAT(s.message(), StartsWith("cuSomething: CUDA_ERROR_NO_DEVICE ("));
+}
+
+TEST_F(GpuTest, BuffersRoundTrip) {
+  CudaBuffer buffer;
+  ASSERT_TRUE(CudaBuffer::allocate(*driver, 16, buffer).isOk());
+  float in[4] = {1, -2, 3.5f, 0.25f}, out[4] = {};
+  ASSERT_TRUE(buffer.upload(in, sizeof(in)).isOk());
+  ASSERT_TRUE(buffer.download(out, sizeof(out)).isOk());
+  EXPECT_EQ(std::memcmp(in, out, sizeof(in)), 0);
+  ASSERT_TRUE(buffer.fill(0).isOk());
+  ASSERT_TRUE(buffer.download(out, sizeof(out)).isOk());
+  EXPECT_EQ(out[2], 0.0f);
+  EXPECT_TRUE(buffer.upload(in, 17).failed());
+}
+
+CudaTargetSpec mulTarget(const std::string &name) {
+  CudaTargetSpec t;
+  t.chip = "sm_52";
+  t.format = "ptx";
+  CudaKernelSpec k;
+  k.name = name;
+  k.kind = "f32";
+  k.grid = {1, 1, 1};
+  k.block = {32, 1, 1};
+  t.kernels.push_back(k);
+  return t;
+}
+
+TEST_F(GpuTest, LoadsAndLaunchesAPtxModule) {
+  std::unique_ptr<CudaModule> module;
+  Status s = CudaModule::load(*driver, mulTarget("qtrain_test_mul"), kMulPtx,
+                              "mul.ptx", module);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_EQ(module->findKernel("qtrain_test_mul"), 0);
+  EXPECT_EQ(module->findKernel("other"), -1);
+  CudaBuffer a, b, c;
+  ASSERT_TRUE(CudaBuffer::allocate(*driver, 16, a).isOk());
+  ASSERT_TRUE(CudaBuffer::allocate(*driver, 16, b).isOk());
+  ASSERT_TRUE(CudaBuffer::allocate(*driver, 16, c).isOk());
+  float x[4] = {1, 2, 3, 4}, y[4] = {0.5f, -1, 2, 0}, z[4] = {};
+  ASSERT_TRUE(a.upload(x, 16).isOk());
+  ASSERT_TRUE(b.upload(y, 16).isOk());
+  ASSERT_TRUE(module->launch(0, a.get(), b.get(), c.get()).isOk());
+  ASSERT_TRUE(context->synchronize().isOk());
+  ASSERT_TRUE(c.download(z, 16).isOk());
+  EXPECT_EQ(z[0], 0.5f);
+  EXPECT_EQ(z[1], -2.0f);
+  EXPECT_EQ(z[2], 6.0f);
+  EXPECT_EQ(z[3], 0.0f);
+}
+
+TEST_F(GpuTest, RefusesAMissingKernelByName) {
+  std::unique_ptr<CudaModule> module;
+  Status s = CudaModule::load(*driver, mulTarget("gemm_i8_7"), kMulPtx,
+                              "mul.ptx", module);
+  ASSERT_TRUE(s.failed());
+  EXPECT_THAT(s.message(),
+              StartsWith("mul.ptx: kernel 'gemm_i8_7' (cuda.kernels[0]) is "
+                         "not in the module: cuModuleGetFunction: "
+                         "CUDA_ERROR_NOT_FOUND"));
+}
+
+TEST_F(GpuTest, RefusesAModuleTheDriverCannotLoad) {
+  std::unique_ptr<CudaModule> module;
+  Status s = CudaModule::load(*driver, mulTarget("qtrain_test_mul"),
+                              ".version 7.0\n.target sm_52\nnot ptx\n",
+                              "bad.ptx", module);
+  ASSERT_TRUE(s.failed());
+  EXPECT_THAT(s.message(), StartsWith("bad.ptx: the driver does not load the "
+                                      "ptx module: cuModuleLoadData: "));
+}
+
+} // namespace
