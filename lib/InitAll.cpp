@@ -32,8 +32,9 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
@@ -98,6 +99,10 @@ void mlir::qtrain::registerAllPasses() {
   registerTosaToLinalgPipeline();
   registerCanonicalizerPass();
   registerCSEPass();
+  // The CUDA step's kernels (docs/cuda.md): outlined from the launches of
+  // qtrain-lower-cuda-step, with the chip's NVVM target.
+  registerGpuKernelOutliningPass();
+  registerGpuNVVMAttachTarget();
   registerSymbolDCEPass();
   registerInlinerPass();
 }

@@ -103,6 +103,11 @@ inline constexpr llvm::StringLiteral kDecodeAttrName = "qtrain.decode";
 /// computes and how it is launched, a dictionary of kind, a, b, c (strings),
 /// batch, m, n, k (positive i64) and grid, block (three positive i64 each).
 inline constexpr llvm::StringLiteral kGemmAttrName = "qtrain.gemm";
+/// On an argument of an entry point of the CUDA step
+/// (qtrain-map-step-to-gpu): the host code reads or writes the buffer, so
+/// the runtime places it in memory both the host and the device access.
+inline constexpr llvm::StringLiteral kHostVisibleAttrName =
+    "qtrain.host_visible";
 
 /// Checks a qtrain.formats dictionary; returns an error text or "".
 std::string verifyFormatsAttr(Attribute attr);

@@ -112,8 +112,9 @@ LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
              });
     };
     if (gemm &&
-        llvm::all_of(std::initializer_list<StringRef>{"kind", "a", "b", "c"},
-                     [&](StringRef key) { return gemm.getAs<StringAttr>(key); }) &&
+        llvm::all_of(
+            std::initializer_list<StringRef>{"kind", "a", "b", "c"},
+            [&](StringRef key) { return gemm.getAs<StringAttr>(key); }) &&
         llvm::all_of(std::initializer_list<StringRef>{"batch", "m", "n", "k"},
                      positive) &&
         dims("grid") && dims("block"))
@@ -269,6 +270,12 @@ static LogicalResult verifyValueAttribute(Operation *op, NamedAttribute attr,
     return op->emitError() << "'" << kTensorsAttrName
                            << "' must be an array of strings, got "
                            << attr.getValue();
+  }
+  if (isArgument && attr.getName() == kHostVisibleAttrName) {
+    if (isa<UnitAttr>(attr.getValue()))
+      return success();
+    return op->emitError() << "'" << kHostVisibleAttrName
+                           << "' must be a unit attribute";
   }
   if (isArgument && attr.getName() == kControlAttrName) {
     auto name = dyn_cast<StringAttr>(attr.getValue());

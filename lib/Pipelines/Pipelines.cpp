@@ -215,6 +215,8 @@ void mlir::qtrain::buildCPUBufferPipeline(OpPassManager &pm) {
   pm.addPass(createFreeEarlyPass());
 }
 
+static void buildLLVMConversionPipeline(OpPassManager &pm);
+
 void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   buildCPUBufferPipeline(pm);
   pm.addPass(createCopiesToLinalgPass());
@@ -232,6 +234,12 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   // It wraps each chunk's body in a memref.alloca_scope, which the
   // canonicalizer inlines where the body allocates nothing (all of them).
   pm.addPass(createCanonicalizerPass());
+  buildLLVMConversionPipeline(pm);
+}
+
+/// The tail of the CPU lowering: loops, memrefs, math, arith, control flow
+/// and functions to the LLVM dialect (bare-pointer memrefs).
+static void buildLLVMConversionPipeline(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -267,6 +275,46 @@ void mlir::qtrain::buildCUDALoweringPipeline(OpPassManager &pm) {
   kernels.addPass(createReconcileUnrealizedCastsPass());
   GpuModuleToBinaryPassOptions toBinary;
   toBinary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(toBinary));
+}
+
+void mlir::qtrain::buildCUDAStepPipeline(OpPassManager &pm) {
+  buildCPUBufferPipeline(pm);
+  pm.addPass(createCopiesToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createMapStepToGpuPass());
+  // The launches' index arithmetic (affine.apply of the loop mapping).
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::qtrain::buildCUDAStepEmulationPipeline(OpPassManager &pm) {
+  buildCUDAStepPipeline(pm);
+  pm.addPass(createEmulateGpuPass());
+  pm.addPass(createCanonicalizerPass());
+  buildLLVMConversionPipeline(pm);
+}
+
+void mlir::qtrain::buildCUDAStepKernelsPipeline(
+    OpPassManager &pm, const CudaStepKernelsOptions &options) {
+  pm.addPass(createGpuKernelOutliningPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = "+ptx86";
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  // Memref descriptors as kernel parameters: the launches pass views
+  // (subviews at offsets, collapsed shapes), not only dense buffers.
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions toBinary;
+  toBinary.compilationTarget = "isa";
+  toBinary.toolkitPath = options.toolkit;
   pm.addPass(createGpuModuleToBinaryPass(toBinary));
 }
 
@@ -354,6 +402,21 @@ void mlir::qtrain::registerPipelines() {
       "Lower the GPU kernels of the CUDA target to NVVM and serialize them "
       "to PTX",
       buildCUDALoweringPipeline);
+  PassPipelineRegistration<>(
+      "qtrain-lower-cuda-step",
+      "Lower a materialized training module to GPU kernel launches on "
+      "device buffers (qtrain-map-step-to-gpu)",
+      buildCUDAStepPipeline);
+  PassPipelineRegistration<>(
+      "qtrain-emulate-cuda-step",
+      "qtrain-lower-cuda-step, then the launches as host loops and the LLVM "
+      "dialect for the CPU: the CUDA step checked on a CPU",
+      buildCUDAStepEmulationPipeline);
+  PassPipelineRegistration<CudaStepKernelsOptions>(
+      "qtrain-cuda-step-kernels",
+      "Outline the launches of qtrain-lower-cuda-step into kernels for the "
+      "chip, lower them to NVVM and serialize them to PTX",
+      buildCUDAStepKernelsPipeline);
   PassPipelineRegistration<>(
       "qtrain-lower-cpu",
       "Lower a materialized training module to the LLVM dialect for the CPU",

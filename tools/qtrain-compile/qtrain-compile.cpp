@@ -149,6 +149,12 @@ static cl::opt<std::string>
     cudaKinds("cuda-kinds", cl::init("f32,tf32,bf16,fp8,i8"),
               cl::desc("The GPU kernel kinds to build, comma-separated"),
               cl::cat(compileCategory));
+static cl::opt<bool> cudaEmulateStep(
+    "cuda-emulate-step", cl::init(false),
+    cl::desc("Build model.so from the CUDA step with its kernel launches as "
+             "host loops (qtrain-emulate-cuda-step) instead of the CPU "
+             "lowering: the CUDA step checked on a CPU, slowly"),
+    cl::cat(compileCategory));
 static cl::opt<unsigned> maxVariants("max-variants", cl::init(1000),
                                      cl::desc("Variant budget"),
                                      cl::cat(compileCategory));
@@ -431,8 +437,7 @@ static int compile(int argc, char **argv) {
     }
   }
   if (cudaFormat != "cubin" && cudaFormat != "ptx")
-    return fail("--cuda-format must be cubin or ptx, got '" + cudaFormat +
-                "'");
+    return fail("--cuda-format must be cubin or ptx, got '" + cudaFormat + "'");
   for (const std::string &value :
        {cudaChip, cudaKinds.getValue(), cudaPath.getValue()})
     if (value.find_first_of(" {}'\"") != std::string::npos)
@@ -605,8 +610,8 @@ static int compile(int argc, char **argv) {
       options.cudaPath = cudaPath;
     else if (const char *env = std::getenv("CUDA_PATH"); env && *env)
       options.cudaPath = env;
-    FailureOr<mlir::qtrain::CudaTarget> built = mlir::qtrain::buildCudaTarget(
-        *module, manifest.sites.size(), options);
+    FailureOr<mlir::qtrain::CudaTarget> built =
+        mlir::qtrain::buildCudaTarget(*module, manifest.sites.size(), options);
     if (failed(built))
       return 1;
     cuda = std::move(*built);
@@ -632,7 +637,10 @@ static int compile(int argc, char **argv) {
 
   // CPU lowering, packed entry points, object code, shared object.
   PassManager lowering(&context);
-  if (failed(parsePassPipeline("qtrain-lower-cpu,qtrain-packed-entry-points",
+  if (failed(parsePassPipeline(std::string(cudaEmulateStep
+                                               ? "qtrain-emulate-cuda-step"
+                                               : "qtrain-lower-cpu") +
+                                   ",qtrain-packed-entry-points",
                                lowering, llvm::errs())))
     return 1;
   // --dump-buffers: the step as buffers, after qtrain-free-early placed
@@ -804,15 +812,14 @@ static int compile(int argc, char **argv) {
     llvm::outs() << " " << kind << " " << count;
   if (kernelKinds.empty())
     llvm::outs() << " none";
-  llvm::outs() << " (variant functions by kind)\n"
-               ;
+  llvm::outs() << " (variant functions by kind)\n";
   if (cuda) {
     std::map<std::string, int64_t> perKind;
     for (const rt::CudaKernelSpec &k : manifest.cuda.kernels)
       ++perKind[k.kind];
     llvm::outs() << "  cuda: " << manifest.cuda.chip << " "
-                 << manifest.cuda.format << ", "
-                 << manifest.cuda.kernels.size() << " GEMM kernels (";
+                 << manifest.cuda.format << ", " << manifest.cuda.kernels.size()
+                 << " GEMM kernels (";
     bool first = true;
     for (const auto &[kind, count] : perKind) {
       llvm::outs() << (first ? "" : " ") << kind << " " << count;

@@ -18,6 +18,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
@@ -230,6 +231,39 @@ FailureOr<int64_t> stepBufferPeak(ModuleOp module);
 /// arguments and serializes it to PTX (gpu-module-to-binary format=isa:
 /// a gpu.binary whose object holds the PTX text).
 void buildCUDALoweringPipeline(OpPassManager &pm);
+
+/// qtrain-lower-cuda-step: the whole training step for the GPU, from a
+/// materialized training module: the buffers of buildCPUBufferPipeline,
+/// copies as linalg, then qtrain-map-step-to-gpu (every loop nest a
+/// gpu.launch, every step buffer in device memory; docs/cuda.md).
+void buildCUDAStepPipeline(OpPassManager &pm);
+
+/// qtrain-emulate-cuda-step: buildCUDAStepPipeline, then the launches as
+/// host loops (qtrain-emulate-gpu) and the CPU's conversions to the LLVM
+/// dialect: the CUDA step as a CPU library, which qtrain-compile
+/// --cuda-emulate-step builds to check it against the CPU step.
+void buildCUDAStepEmulationPipeline(OpPassManager &pm);
+
+struct CudaStepKernelsOptions
+    : public PassPipelineOptions<CudaStepKernelsOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("The NVIDIA architecture (e.g. sm_90)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("The CUDA toolkit whose libdevice the kernels' math "
+                     "functions link"),
+      llvm::cl::init("/usr/local/cuda")};
+};
+
+/// qtrain-cuda-step-kernels: the launches of buildCUDAStepPipeline outlined
+/// into gpu.modules for the chip (gpu-kernel-outlining,
+/// nvvm-attach-target), lowered to NVVM with memref descriptors as kernel
+/// parameters and serialized to PTX (gpu-module-to-binary format=isa), the
+/// host side left with gpu.launch_func.
+void buildCUDAStepKernelsPipeline(OpPassManager &pm,
+                                  const CudaStepKernelsOptions &options);
+
 /// Registers the pipelines above with the pass registry.
 void registerPipelines();
 

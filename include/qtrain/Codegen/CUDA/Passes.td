@@ -69,4 +69,55 @@ def CudaGemmKernelsPass
   ];
 }
 
+def MapStepToGpuPass : Pass<"qtrain-map-step-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Every loop nest of the bufferized step as a GPU kernel launch";
+  let description = [{
+    Runs on the bufferized training module (`qtrain-lower-cuda-step` runs
+    it after the buffer passes the CPU lowering shares). Every linalg op of
+    every host function becomes one `gpu.launch`: its parallel loops first
+    (reductions inside, in order, as `scf.for` run by each thread), collapsed
+    to one dimension and tiled by `threads-per-block`, the tiles over
+    `blockIdx.x` and the elements of a tile over `threadIdx.x`, with a guard
+    for the last tile. An op without parallel loops (a reduction to a scalar)
+    runs on one thread. Every buffer the host code makes is device memory:
+    `memref.alloc`/`dealloc`/`copy` become `gpu.alloc`/`dealloc`/`memcpy`,
+    and a constant global is copied to a device buffer where it is read.
+
+    What stays on the host is the launches, the allocations, the calls of
+    the variant functions and the slot dispatch (`scf.index_switch` on a
+    slot read on the host). A buffer the host code reads or writes must be
+    an argument of a public function (through the calls that reach it); the
+    pass marks it `qtrain.host_visible`, for the runtime to place in
+    page-locked host memory the device maps, and any other host access is
+    an error, as is a loop nest it could not map.
+  }];
+  let options = [
+    Option<"threadsPerBlock", "threads-per-block", "int64_t",
+           /*default=*/"256", "Threads per block of every launch">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def EmulateGpuPass : Pass<"qtrain-emulate-gpu", "::mlir::ModuleOp"> {
+  let summary = "GPU launches as host loops, to check the CUDA step on a CPU";
+  let description = [{
+    Each synchronous `gpu.launch` becomes an `scf.parallel` over its grid
+    and block (the block and thread ids its induction variables), and
+    `gpu.alloc`/`dealloc`/`memcpy` become their `memref` forms, so that the
+    step `qtrain-map-step-to-gpu` made runs on the CPU and is compared there
+    with the CPU step (`qtrain-compile --cuda-emulate-step`). This is exact
+    for kernels without barriers, shared memory or clusters (an error
+    otherwise), which is every kernel that pass makes; it checks the mapping
+    of the step onto threads and device buffers, not NVVM code generation.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 #endif // QTRAIN_CODEGEN_CUDA_PASSES_TD

@@ -1,5 +1,6 @@
 """Prints the PTX of the first gpu.binary object in MLIR text (the assembly
-string of gpu-module-to-binary format=isa, unescaped), or with
+string of gpu-module-to-binary format=isa, unescaped); with --all FILE DIR
+writes every object's PTX to DIR/N.ptx and prints their count; with
 --check-cubin FILE describes a cubin's ELF header (class, byte order,
 e_machine, and the sm_ of its flags)."""
 import re
@@ -21,10 +22,25 @@ if sys.argv[1] == "--check-cubin":
     print(f"{klass} {order}, e_machine {machine}{name}, sm_{sm}")
     sys.exit(0)
 
-text = open(sys.argv[1]).read()
-match = re.search(r'assembly = "((?:[^"\\]|\\.)*)"', text)
+
+def unescape(text):
+    ptx = re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)),
+                 text)
+    return ptx.replace('\\"', '"').replace("\\\\", "\\")
+
+
+ASSEMBLY = r'assembly = "((?:[^"\\]|\\.)*)"'
+if sys.argv[1] == "--all":
+    import os
+    objects = re.findall(ASSEMBLY, open(sys.argv[2]).read())
+    os.makedirs(sys.argv[3], exist_ok=True)
+    for i, text in enumerate(objects):
+        with open(os.path.join(sys.argv[3], f"{i}.ptx"), "w") as f:
+            f.write(unescape(text))
+    print(f"{len(objects)} PTX modules")
+    sys.exit(0)
+
+match = re.search(ASSEMBLY, open(sys.argv[1]).read())
 if not match:
     sys.exit("no gpu.binary with an assembly object")
-ptx = re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)),
-             match.group(1))
-sys.stdout.write(ptx.replace('\\"', '"').replace("\\\\", "\\"))
+sys.stdout.write(unescape(match.group(1)))

@@ -1,0 +1,383 @@
+//===- MapStepToGpu.cpp - The bufferized step as GPU kernel launches ------===//
+//
+// qtrain-map-step-to-gpu: every loop nest of the bufferized training step
+// becomes one gpu.launch over a 1-D grid, and every buffer the step makes
+// lives in device memory. The host keeps the allocations, the launches, the
+// calls of the variant functions and the slot dispatch; a buffer the host
+// itself reads or writes must be an argument of an entry point, which the
+// pass marks for the runtime to place in host memory the device can see.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/Codegen/CUDA/Passes.h"
+
+#include "mlir/Conversion/SCFToGPU/SCFToGPU.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <numeric>
+
+namespace mlir::qtrain {
+#define GEN_PASS_DEF_MAPSTEPTOGPUPASS
+#include "qtrain/Codegen/CUDA/Passes.h.inc"
+} // namespace mlir::qtrain
+
+using namespace mlir;
+using namespace mlir::qtrain;
+
+namespace {
+
+struct MapStepToGpuPass
+    : mlir::qtrain::impl::MapStepToGpuPassBase<MapStepToGpuPass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+} // namespace
+
+/// The functions that run on the host: every func.func outside gpu.modules.
+static SmallVector<func::FuncOp> hostFunctions(ModuleOp module) {
+  SmallVector<func::FuncOp> functions;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal())
+      functions.push_back(fn);
+  return functions;
+}
+
+/// Lowers `op` to loops whose parallel dimensions form one outermost
+/// scf.parallel (a unit one when it has none), its reductions scf.for
+/// loops inside, in their order.
+static LogicalResult toParallelLoops(IRRewriter &rewriter,
+                                     linalg::LinalgOp op) {
+  rewriter.setInsertionPoint(op);
+  if (!isa<linalg::GenericOp>(op)) {
+    FailureOr<linalg::GenericOp> generic =
+        linalg::generalizeNamedOp(rewriter, op);
+    if (failed(generic))
+      return op.emitError("not supported by qtrain's CUDA step: this op has "
+                          "no generic form to map onto GPU threads");
+    op = *generic;
+  }
+  auto generic = cast<linalg::GenericOp>(op.getOperation());
+  SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
+  SmallVector<unsigned> order;
+  for (unsigned i = 0; i < iterators.size(); ++i)
+    if (iterators[i] == utils::IteratorType::parallel)
+      order.push_back(i);
+  bool anyParallel = !order.empty();
+  for (unsigned i = 0; i < iterators.size(); ++i)
+    if (iterators[i] != utils::IteratorType::parallel)
+      order.push_back(i);
+  bool identity = llvm::all_of(llvm::enumerate(order),
+                               [](auto e) { return e.value() == e.index(); });
+  if (!identity) {
+    FailureOr<linalg::GenericOp> swapped =
+        linalg::interchangeGenericOp(rewriter, generic, order);
+    if (failed(swapped))
+      return generic.emitError("qtrain: cannot put the parallel loops of "
+                               "this op first");
+    generic = *swapped;
+  }
+  if (anyParallel) {
+    if (failed(linalg::linalgOpToParallelLoops(rewriter, generic)))
+      return generic.emitError("qtrain: cannot lower this op to loops");
+    rewriter.eraseOp(generic);
+    return success();
+  }
+  // A reduction to a scalar or a 0-d op: one thread runs it.
+  Location loc = generic.getLoc();
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  auto unit = scf::ParallelOp::create(rewriter, loc, ValueRange{zero},
+                                      ValueRange{one}, ValueRange{one});
+  rewriter.moveOpBefore(generic, unit.getBody()->getTerminator());
+  rewriter.setInsertionPoint(generic);
+  if (failed(linalg::linalgOpToLoops(rewriter, generic)))
+    return generic.emitError("qtrain: cannot lower this op to loops");
+  rewriter.eraseOp(generic);
+  return success();
+}
+
+/// The outermost scf.parallel loops of `fn` that carry no GPU mapping yet.
+static SmallVector<scf::ParallelOp> unmappedLoops(func::FuncOp fn) {
+  SmallVector<scf::ParallelOp> loops;
+  fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<gpu::LaunchOp>(op))
+      return WalkResult::skip();
+    if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+      if (!loop->hasAttr(gpu::getMappingAttrName()))
+        loops.push_back(loop);
+      return WalkResult::skip();
+    }
+    return WalkResult::advance();
+  });
+  return loops;
+}
+
+/// The trip count of a 1-D scf.parallel with constant bounds, if it has them.
+static std::optional<int64_t> tripCount(scf::ParallelOp loop) {
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()[0]);
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound()[0]);
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep()[0]);
+  if (!lb || !ub || !step || *step <= 0)
+    return std::nullopt;
+  return *ub <= *lb ? 0 : (*ub - *lb + *step - 1) / *step;
+}
+
+/// Maps `loop`'s one dimension to `processor`, and every scf.parallel
+/// nested in its body to sequential loops.
+static void setMapping(scf::ParallelOp loop, gpu::Processor processor) {
+  MLIRContext *context = loop.getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(1, context);
+  SmallVector<gpu::ParallelLoopDimMappingAttr> mapping(
+      loop.getNumLoops(),
+      gpu::ParallelLoopDimMappingAttr::get(context, gpu::Processor::Sequential,
+                                           identity, identity));
+  mapping[0] = gpu::ParallelLoopDimMappingAttr::get(context, processor,
+                                                    identity, identity);
+  (void)gpu::setMappingAttr(loop, mapping);
+}
+
+/// Collapses every outermost loop nest of `fn` to one dimension and tiles
+/// it by `threads`: blocks over the tiles, a thread per element of a tile.
+static void mapLoops(IRRewriter &rewriter, func::FuncOp fn, int64_t threads) {
+  for (scf::ParallelOp loop : unmappedLoops(fn)) {
+    if (loop.getNumLoops() > 1) {
+      std::vector<unsigned> all(loop.getNumLoops());
+      std::iota(all.begin(), all.end(), 0u);
+      rewriter.setInsertionPoint(loop);
+      collapseParallelLoops(rewriter, loop, {all});
+    }
+  }
+  for (scf::ParallelOp loop : unmappedLoops(fn)) {
+    int64_t tile = threads;
+    if (std::optional<int64_t> count = tripCount(loop))
+      tile = std::clamp<int64_t>(*count, 1, threads);
+    auto [outer, inner] =
+        scf::tileParallelLoop(loop, {tile}, /*noMinMaxBounds=*/true);
+    setMapping(outer, gpu::Processor::BlockX);
+    setMapping(inner, gpu::Processor::ThreadX);
+    inner.walk([](scf::ParallelOp nested) {
+      if (!nested->hasAttr(gpu::getMappingAttrName()))
+        setMapping(nested, gpu::Processor::Sequential);
+    });
+  }
+}
+
+/// Device memory for every buffer the host code of `fn` makes: allocations
+/// and deallocations on the device (`host_shared` for those in
+/// `hostShared`, which the host reads or writes too), copies between buffers
+/// by the device, and each constant global copied to a device buffer for
+/// the kernels that read it.
+static LogicalResult placeBuffers(IRRewriter &rewriter, func::FuncOp fn,
+                                  const DenseSet<Operation *> &hostShared) {
+  SmallVector<Operation *> ops;
+  fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<gpu::LaunchOp>(op))
+      return WalkResult::skip();
+    if (isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp,
+            memref::GetGlobalOp, memref::AllocaOp>(op))
+      ops.push_back(op);
+    return WalkResult::advance();
+  });
+  for (Operation *op : ops) {
+    rewriter.setInsertionPoint(op);
+    Location loc = op->getLoc();
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      auto device = gpu::AllocOp::create(
+          rewriter, loc, alloc.getType(), /*asyncToken=*/Type(), ValueRange(),
+          alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+          /*hostShared=*/hostShared.contains(alloc));
+      rewriter.replaceOp(alloc, device.getMemref());
+    } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+      gpu::DeallocOp::create(rewriter, loc, TypeRange(), ValueRange(),
+                             dealloc.getMemref());
+      rewriter.eraseOp(dealloc);
+    } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+      gpu::MemcpyOp::create(rewriter, loc, TypeRange(), ValueRange(),
+                            copy.getTarget(), copy.getSource());
+      rewriter.eraseOp(copy);
+    } else if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
+      // Read-only on the device: a copy made where the constant is read,
+      // freed before the function returns.
+      auto type = cast<MemRefType>(global.getType());
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+        return global.emitError("qtrain: cannot place this global on the "
+                                "device (its buffer type is not static and "
+                                "dense)");
+      rewriter.setInsertionPointAfter(global);
+      auto device =
+          gpu::AllocOp::create(rewriter, loc, type, Type(), ValueRange(),
+                               ValueRange(), ValueRange());
+      // The host's own loads keep reading the global.
+      rewriter.replaceUsesWithIf(
+          global.getResult(), device.getMemref(), [](OpOperand &use) {
+            return !isa<memref::LoadOp>(use.getOwner()) ||
+                   use.getOwner()->getParentOfType<gpu::LaunchOp>();
+          });
+      gpu::MemcpyOp::create(rewriter, loc, TypeRange(), ValueRange(),
+                            device.getMemref(), global.getResult());
+      for (Block &block : fn.getBody())
+        if (auto ret = dyn_cast<func::ReturnOp>(block.getTerminator())) {
+          rewriter.setInsertionPoint(ret);
+          gpu::DeallocOp::create(rewriter, loc, TypeRange(), ValueRange(),
+                                 device.getMemref());
+        }
+    } else {
+      return op->emitError("qtrain: a stack buffer on the host of the CUDA "
+                           "step (memref.alloca) is not supported");
+    }
+  }
+  return success();
+}
+
+/// What `value` views, through view-like ops: a function argument or the
+/// op that made the buffer.
+static Value rootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// Finds the buffers the host code reads or writes itself. Those made in
+/// the step are returned, for placeBuffers to allocate `host_shared`;
+/// arguments of public functions (the entry points, through the calls that
+/// reach the access) are marked `qtrain.host_visible`, for the runtime to
+/// place in memory both sides can access. Anything else is an error.
+static FailureOr<DenseSet<Operation *>>
+findHostBuffers(ModuleOp module, ArrayRef<func::FuncOp> functions) {
+  SymbolTableCollection symbols;
+  SymbolUserMap users(symbols, module);
+  SmallVector<std::pair<Value, Operation *>> worklist;
+  for (func::FuncOp fn : functions) {
+    WalkResult walk = fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::LaunchOp>(op))
+        return WalkResult::skip();
+      if (isa<func::FuncOp, func::CallOp, memref::AllocOp, memref::DeallocOp,
+              memref::CopyOp, memref::GetGlobalOp>(op))
+        return WalkResult::advance();
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      if (!effects) {
+        if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() || isPure(op))
+          return WalkResult::advance();
+        op->emitError("qtrain: the host code of the CUDA step cannot run "
+                      "this op (unknown memory effects)");
+        return WalkResult::interrupt();
+      }
+      SmallVector<MemoryEffects::EffectInstance> instances;
+      effects.getEffects(instances);
+      for (MemoryEffects::EffectInstance &effect : instances)
+        if (Value value = effect.getValue())
+          if (isa<BaseMemRefType>(value.getType()))
+            worklist.push_back({value, op});
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+  }
+  DenseSet<Operation *> hostShared;
+  DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    auto [value, user] = worklist.pop_back_val();
+    Value root = rootBuffer(value);
+    if (!seen.insert(root).second)
+      continue;
+    if (Operation *def = root.getDefiningOp()) {
+      if (isa<memref::AllocOp>(def)) {
+        hostShared.insert(def);
+        continue;
+      }
+      if (isa<memref::GetGlobalOp>(def) && isa<memref::LoadOp>(user))
+        continue;
+      return user->emitError("qtrain: the host code of the CUDA step would "
+                             "access a buffer it cannot place here");
+    }
+    auto arg = cast<BlockArgument>(root);
+    auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (!fn)
+      return user->emitError("qtrain: the host code of the CUDA step would "
+                             "access a buffer it cannot place here");
+    if (fn.isPublic())
+      fn.setArgAttr(arg.getArgNumber(), kHostVisibleAttrName,
+                    UnitAttr::get(module.getContext()));
+    for (Operation *caller : users.getUsers(fn)) {
+      auto call = dyn_cast<func::CallOp>(caller);
+      if (!call)
+        return caller->emitError("qtrain: the CUDA step cannot follow this "
+                                 "use of a function whose host code reads "
+                                 "its arguments");
+      worklist.push_back({call.getOperand(arg.getArgNumber()), call});
+    }
+  }
+  return hostShared;
+}
+
+void MapStepToGpuPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  if (threadsPerBlock < 1 || threadsPerBlock > 1024) {
+    module.emitError("qtrain-map-step-to-gpu: threads-per-block must be in "
+                     "[1, 1024], got ")
+        << threadsPerBlock.getValue();
+    return signalPassFailure();
+  }
+  IRRewriter rewriter(&getContext());
+  SmallVector<func::FuncOp> functions = hostFunctions(module);
+  for (func::FuncOp fn : functions) {
+    SmallVector<linalg::LinalgOp> ops;
+    fn.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    for (linalg::LinalgOp op : ops) {
+      if (!op.hasPureBufferSemantics()) {
+        op.emitError("qtrain-map-step-to-gpu: expected a bufferized step "
+                     "(this op has tensor operands)");
+        return signalPassFailure();
+      }
+      if (failed(toParallelLoops(rewriter, op)))
+        return signalPassFailure();
+    }
+    mapLoops(rewriter, fn, threadsPerBlock);
+  }
+
+  RewritePatternSet patterns(&getContext());
+  populateParallelLoopToGPUPatterns(patterns);
+  ConversionTarget target(getContext());
+  target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+  configureParallelLoopToGPULegality(target);
+  if (failed(applyPartialConversion(module, target, std::move(patterns))))
+    return signalPassFailure();
+  finalizeParallelLoopToGPUConversion(module);
+  module.walk(
+      [](gpu::LaunchOp launch) { launch->removeAttr("SCFToGPU_visited"); });
+
+  for (func::FuncOp fn : functions) {
+    WalkResult loops = fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::LaunchOp>(op))
+        return WalkResult::skip();
+      if (isa<scf::ParallelOp, linalg::LinalgOp>(op)) {
+        op->emitError("qtrain-map-step-to-gpu: this loop nest was not "
+                      "mapped onto GPU threads");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (loops.wasInterrupted())
+      return signalPassFailure();
+  }
+  FailureOr<DenseSet<Operation *>> hostShared =
+      findHostBuffers(module, functions);
+  if (failed(hostShared))
+    return signalPassFailure();
+  for (func::FuncOp fn : functions)
+    if (failed(placeBuffers(rewriter, fn, *hostShared)))
+      return signalPassFailure();
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(&getContext()));
+}
