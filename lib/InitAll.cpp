@@ -20,6 +20,7 @@
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
@@ -76,10 +77,14 @@ void mlir::qtrain::registerAllDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
   registerGPUDialectTranslation(registry);
+  // gpu.binary and gpu.launch_func of the CUDA step: the PTX embedded, the
+  // launches as calls of the GPU runtime ABI (CudaHostAbi.h).
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   // convert-gpu-to-nvvm lowers the kernels' arith, cf, math, memref and ub
   // ops through these interfaces (the CPU lowering names its passes).
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
   index::registerConvertIndexToLLVMInterface(registry);
   registerConvertMathToLLVMInterface(registry);
   registerConvertMemRefToLLVMInterface(registry);

@@ -62,6 +62,12 @@ if os.access(ptxas, os.X_OK):
     config.substitutions.append(("%ptxas", ptxas))
     config.substitutions.append(("%cuda_path", cuda_path))
 
+# A stand-in libcuda.so.1 (test/unittests/Runtime/fixtures): qtrain-run
+# --device=cuda through the step's host code without a GPU.
+config.substitutions.append(("%fake_cuda_driver", os.path.join(
+    config.qtrain_obj_root, "test", "unittests", "Runtime", "fixtures",
+    "libQTrainFakeCudaDriver.so")))
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(

@@ -20,6 +20,7 @@
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
@@ -318,6 +319,28 @@ void mlir::qtrain::buildCUDAStepKernelsPipeline(
   pm.addPass(createGpuModuleToBinaryPass(toBinary));
 }
 
+void mlir::qtrain::buildCUDAStepLibraryPipeline(
+    OpPassManager &pm, const CudaStepKernelsOptions &options) {
+  buildCUDAStepPipeline(pm);
+  buildCUDAStepKernelsPipeline(pm, options);
+  buildCUDAStepHostPipeline(pm);
+}
+
+void mlir::qtrain::buildCUDAStepHostPipeline(OpPassManager &pm) {
+  // The step's control flow, views and device memory
+  // (qtrain-cuda-host-calls), then upstream's launches and the conversions
+  // to LLVM, with bare pointers at function boundaries as on the CPU.
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCudaHostCallsPass());
+  GpuToLLVMConversionPassOptions toLLVM;
+  toLLVM.hostBarePtrCallConv = true;
+  pm.addPass(createGpuToLLVMConversionPass(toLLVM));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createPackedEntryPointsPass());
+}
+
 FailureOr<int64_t> mlir::qtrain::stepBufferPeak(ModuleOp module) {
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
   if (!step || step.isExternal())
@@ -417,6 +440,12 @@ void mlir::qtrain::registerPipelines() {
       "Outline the launches of qtrain-lower-cuda-step into kernels for the "
       "chip, lower them to NVVM and serialize them to PTX",
       buildCUDAStepKernelsPipeline);
+  PassPipelineRegistration<CudaStepKernelsOptions>(
+      "qtrain-cuda-step-library",
+      "The CUDA step's host code and kernels from a materialized training "
+      "module: qtrain-lower-cuda-step, qtrain-cuda-step-kernels, the host "
+      "code to LLVM with the runtime's CUDA host ABI, packed entry points",
+      buildCUDAStepLibraryPipeline);
   PassPipelineRegistration<>(
       "qtrain-lower-cpu",
       "Lower a materialized training module to the LLVM dialect for the CPU",

@@ -79,8 +79,12 @@ int availableCores() {
 
 Trainer::~Trainer() {
   for (std::vector<Buffer> &set : buffers)
-    for (Buffer &b : set)
-      std::free(b.data);
+    for (Buffer &b : set) {
+      if (options.device)
+        options.device->release(b.data);
+      else
+        std::free(b.data);
+    }
 }
 
 /// A compiled step allocates its temporaries (activation-sized buffers) on
@@ -221,8 +225,9 @@ Status Trainer::initialize(ErrorKind *kind) {
       bytes =
           (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
       Buffer b;
-      b.data =
-          static_cast<float *>(std::aligned_alloc(kBufferAlignment, bytes));
+      b.data = static_cast<float *>(
+          options.device ? options.device->allocate(bytes)
+                         : std::aligned_alloc(kBufferAlignment, bytes));
       if (!b.data)
         return failWith(kind, ErrorKind::OutOfMemory,
                         "out of memory allocating " + std::to_string(bytes) +
@@ -532,6 +537,12 @@ Status Trainer::step(const int64_t *x, const int64_t *labels, float &loss,
   return runTrain(x, labels, loss, kind);
 }
 
+size_t Trainer::inputBytes() const {
+  const TensorSpec &input = bundle->getManifest().input;
+  return size_t(input.numel) *
+         (input.dtype == DType::I64 ? sizeof(int64_t) : sizeof(float));
+}
+
 Status Trainer::runTrain(const void *x, const int64_t *labels, float &loss,
                          ErrorKind *kind) {
   const Manifest &m = bundle->getManifest();
@@ -555,7 +566,12 @@ Status Trainer::runTrain(const void *x, const int64_t *labels, float &loss,
     stats(&before, nullptr);
   }
   if (Status s =
-          bundle->runStep(bundle->getTrainStep(), args.data(), threads, kind);
+          options.device
+              ? options.device->run(
+                    /*train=*/true, args.data(), trainInputIndex, inputBytes(),
+                    trainLabelsIndex, size_t(m.batch) * sizeof(int64_t), kind)
+              : bundle->runStep(bundle->getTrainStep(), args.data(), threads,
+                                kind);
       s.failed())
     return s;
   loss = lossArg;
@@ -808,8 +824,14 @@ Status Trainer::runEval(const void *x, float *logits, int bits, int gradBits,
   std::vector<void *> &args = evalArgs[current];
   args[evalInputIndex] = const_cast<void *>(x);
   args[evalLogitsIndex] = logits;
-  if (Status s =
-          bundle->runStep(bundle->getEvalStep(), args.data(), threads, kind);
+  const Manifest &m = bundle->getManifest();
+  if (Status s = options.device
+                     ? options.device->run(
+                           /*train=*/false, args.data(), evalInputIndex,
+                           inputBytes(), evalLogitsIndex,
+                           size_t(m.batch * m.classes) * sizeof(float), kind)
+                     : bundle->runStep(bundle->getEvalStep(), args.data(),
+                                       threads, kind);
       s.failed())
     return Status::error("evaluation: " + s.message());
   return succeed(kind);

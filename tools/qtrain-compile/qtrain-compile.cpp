@@ -19,6 +19,7 @@
 #include "qtrain/runtime/Schedule.h"
 #include "qtrain/runtime/Sha256.h"
 
+#include "QTrain/QTrainAttrs.h"
 #include "QTrain/QTrainDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -253,6 +254,44 @@ static LogicalResult writeModule(ModuleOp module, StringRef path) {
   out->os() << "\n";
   out->keep();
   return success();
+}
+
+/// The argument indices of `name` marked qtrain.host_visible.
+static std::vector<int64_t> hostVisibleArguments(ModuleOp module,
+                                                 StringRef name) {
+  std::vector<int64_t> indices;
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (fn.getArgAttr(i, mlir::qtrain::kHostVisibleAttrName))
+        indices.push_back(i);
+  return indices;
+}
+
+/// Lowers `step` (a clone of the materialized training module) to the host
+/// code and kernels of the bundle's step on the GPU (the passes of
+/// qtrain-cuda-step-library) and records the arguments the host code reads
+/// in `spec` (the library and its SHA-256 once it is linked).
+static LogicalResult buildCudaStep(ModuleOp step, StringRef chip,
+                                   StringRef toolkit,
+                                   rt::CudaTargetSpec &spec) {
+  PassManager map(step.getContext());
+  mlir::qtrain::buildCUDAStepPipeline(map);
+  if (failed(map.run(step)))
+    return failure();
+  spec.trainHostVisible = hostVisibleArguments(step, "train_step");
+  spec.evalHostVisible = hostVisibleArguments(step, "eval_step");
+  // Recorded in the manifest; LLVM has no use for them.
+  step.walk([](func::FuncOp fn) {
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      fn.removeArgAttr(i, mlir::qtrain::kHostVisibleAttrName);
+  });
+  PassManager lower(step.getContext());
+  mlir::qtrain::CudaStepKernelsOptions kernels;
+  kernels.chip = chip.str();
+  kernels.toolkit = toolkit.str();
+  mlir::qtrain::buildCUDAStepKernelsPipeline(lower, kernels);
+  mlir::qtrain::buildCUDAStepHostPipeline(lower);
+  return lower.run(step);
 }
 
 /// Refuses a step with a static tensor above --max-tensor-gib (or one whose
@@ -603,6 +642,7 @@ static int compile(int argc, char **argv) {
   // The CUDA target: the GPU kernels leave the step before the CPU
   // lowering, as PTX and a cubin (docs/cuda.md).
   std::optional<mlir::qtrain::CudaTarget> cuda;
+  OwningOpRef<ModuleOp> stepModule;
   if (!cudaChip.empty()) {
     mlir::qtrain::CudaTargetOptions options;
     options.format = cudaFormat;
@@ -618,6 +658,21 @@ static int compile(int argc, char **argv) {
     manifest.cuda = cuda->spec;
     for (size_t i = 0; i < manifest.sites.size(); ++i)
       manifest.sites[i].cudaKernels = cuda->sites[i];
+    // The whole step on the GPU, from the same materialized module: host
+    // code and kernels (docs/cuda.md, "The step on the GPU"). Its kernels'
+    // exp and log link the toolkit's libdevice.
+    llvm::SmallString<256> libdevice(options.cudaPath);
+    llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
+    if (!llvm::sys::fs::exists(libdevice)) {
+      llvm::errs() << "qtrain-compile: warning: " << libdevice
+                   << " not found: the bundle gets the GEMM kernels but no "
+                      "step for the GPU (--cuda-path names the toolkit)\n";
+    } else {
+      stepModule = module->clone();
+      if (failed(buildCudaStep(*stepModule, cudaChip, options.cudaPath,
+                               manifest.cuda)))
+        return 1;
+    }
   }
   int64_t numVariants = 0;
   std::map<std::string, int64_t> kernelKinds;
@@ -751,6 +806,37 @@ static int compile(int argc, char **argv) {
           rt::sha256File(std::string(library), manifest.librarySha256);
       s.failed())
     return abandon(s.message());
+  if (stepModule) {
+    manifest.cuda.stepLibrary = "cuda/step.so";
+    llvm::SmallString<256> stepObject(staging), stepLibrary(staging);
+    llvm::sys::path::append(stepObject, "cuda", "step.o");
+    llvm::sys::path::append(stepLibrary, manifest.cuda.stepLibrary);
+    if (std::error_code ec = llvm::sys::fs::create_directories(
+            llvm::sys::path::parent_path(stepObject)))
+      return abandon("cannot create " +
+                     llvm::sys::path::parent_path(stepObject).str() + ": " +
+                     ec.message());
+    if (failed(
+            mlir::qtrain::emitObjectFile(*stepModule, targetCpu, stepObject)))
+      return abandon("");
+    // The runtime's CUDA host ABI (qtrain_cuda_*, mgpu*) stays undefined:
+    // the program that loads the library provides it (CudaHostAbi.h).
+    SmallVector<StringRef> stepLink = {*clang, "-shared", "-o", stepLibrary,
+                                       stepObject};
+    if (llvm::sys::ExecuteAndWait(*clang, stepLink) != 0)
+      return abandon("linking " + std::string(stepLibrary) + " failed");
+    llvm::sys::fs::remove(stepObject);
+    if (rt::Status s = rt::sha256File(std::string(stepLibrary),
+                                      manifest.cuda.stepLibrarySha256);
+        s.failed())
+      return abandon(s.message());
+    rt::Manifest read;
+    if (rt::Status s = rt::parseManifest(rt::printManifest(manifest),
+                                         "manifest.json", read);
+        s.failed())
+      return abandon("the manifest it would write does not read back: " +
+                     s.message());
+  }
   if (failed(
           mlir::qtrain::writeBundleFiles(*contents, staging, module->getLoc())))
     return abandon("");
@@ -827,6 +913,15 @@ static int compile(int argc, char **argv) {
     }
     llvm::outs() << "), " << manifest.cuda.module << ": "
                  << cuda->module.size() / 1024 << " KiB\n";
+    if (!manifest.cuda.stepLibrary.empty()) {
+      llvm::SmallString<256> path(outputDir);
+      llvm::sys::path::append(path, manifest.cuda.stepLibrary);
+      uint64_t stepSize = 0;
+      llvm::sys::fs::file_size(path, stepSize);
+      llvm::outs() << "  cuda step: " << manifest.cuda.stepLibrary << ", "
+                   << stepSize / 1024
+                   << " KiB (the whole step on the GPU, its kernels as PTX)\n";
+    }
   }
   llvm::outs() << "  schedule: " << rt::printSchedule(parsed)
                << ", backward: " << gradSchedule << "\n"

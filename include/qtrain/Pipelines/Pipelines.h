@@ -264,6 +264,19 @@ struct CudaStepKernelsOptions
 void buildCUDAStepKernelsPipeline(OpPassManager &pm,
                                   const CudaStepKernelsOptions &options);
 
+/// qtrain-cuda-step-library: what the bundle's cuda/step.so is built from
+/// (docs/cuda.md): buildCUDAStepPipeline, buildCUDAStepKernelsPipeline,
+/// the host code to the LLVM dialect (qtrain-cuda-host-calls for device
+/// memory, gpu-to-llvm for the launches and the kernels' PTX, bare pointers
+/// at function boundaries) and qtrain-packed-entry-points: the step ABI of
+/// model.so, on device buffers.
+void buildCUDAStepLibraryPipeline(OpPassManager &pm,
+                                  const CudaStepKernelsOptions &options);
+
+/// The last part of buildCUDAStepLibraryPipeline, after the kernels: the
+/// host code to the LLVM dialect and the packed entry points.
+void buildCUDAStepHostPipeline(OpPassManager &pm);
+
 /// Registers the pipelines above with the pass registry.
 void registerPipelines();
 

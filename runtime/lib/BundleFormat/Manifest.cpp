@@ -317,9 +317,9 @@ private:
     out.clear();
     for (size_t i = 0; i < 3; ++i) {
       int64_t d;
-      if (Status s = integer((*dims)[i], index(dimsPath, i), 1, hi,
-                             "an integer in [1, " + std::to_string(hi) + "]",
-                             d);
+      if (Status s =
+              integer((*dims)[i], index(dimsPath, i), 1, hi,
+                      "an integer in [1, " + std::to_string(hi) + "]", d);
           s.failed())
         return s;
       out.push_back(d);
@@ -731,8 +731,8 @@ Status ManifestReader::readCudaKernel(const json &value,
     return fail(join(path, "kind"),
                 "unknown GPU kernel kind '" + out.kind +
                     "' (expected f32, tf32, bf16, fp8 or i8)");
-  for (auto [key, field] : {std::pair{"a", &out.a}, std::pair{"b", &out.b},
-                            std::pair{"c", &out.c}})
+  for (auto [key, field] :
+       {std::pair{"a", &out.a}, std::pair{"b", &out.b}, std::pair{"c", &out.c}})
     if (Status s = string(value, path, key, true, *field); s.failed())
       return s;
   // The encodings each kind reads and writes.
@@ -748,8 +748,8 @@ Status ManifestReader::readCudaKernel(const json &value,
   for (auto [key, field] : {std::pair{"a", &out.a}, std::pair{"b", &out.b}})
     if (!operandOk(*field))
       return fail(join(path, key), "encoding '" + *field +
-                                       "' is not an operand of a '" +
-                                       out.kind + "' kernel");
+                                       "' is not an operand of a '" + out.kind +
+                                       "' kernel");
   if (out.c != (out.kind == "i8" ? "s32" : "f32"))
     return fail(join(path, "c"), "a '" + out.kind + "' kernel writes " +
                                      (out.kind == "i8" ? "s32" : "f32") +
@@ -757,14 +757,14 @@ Status ManifestReader::readCudaKernel(const json &value,
   for (auto [key, field] :
        {std::pair{"batch", &out.batch}, std::pair{"m", &out.m},
         std::pair{"n", &out.n}, std::pair{"k", &out.k}})
-    if (Status s = integer(value, path, key, 1, kMaxNumel,
-                           "a positive integer", *field);
+    if (Status s = integer(value, path, key, 1, kMaxNumel, "a positive integer",
+                           *field);
         s.failed())
       return s;
   if (out.m > kMaxNumel / out.k || out.n > kMaxNumel / out.k ||
       out.m > kMaxNumel / out.n ||
-      out.batch > kMaxNumel / std::max({out.m * out.k, out.n * out.k,
-                                        out.m * out.n}))
+      out.batch >
+          kMaxNumel / std::max({out.m * out.k, out.n * out.k, out.m * out.n}))
     return fail(path, "operands exceed 2^40 elements");
   if (Status s = dims3(value, path, "grid", (int64_t(1) << 31) - 1, out.grid);
       s.failed())
@@ -798,7 +798,8 @@ Status ManifestReader::readCuda(const json &root, Manifest &m) const {
   if (digits.empty() || digits.size() > 4 ||
       digits.find_first_not_of("0123456789") != std::string::npos)
     return fail("cuda.chip", "expected an NVIDIA architecture such as "
-                             "\"sm_90\", got '" + t.chip + "'");
+                             "\"sm_90\", got '" +
+                                 t.chip + "'");
   if (Status s = bundlePath(*cuda, "cuda", "module", t.module); s.failed())
     return s;
   if (Status s = string(*cuda, "cuda", "format", true, t.format); s.failed())
@@ -830,22 +831,52 @@ Status ManifestReader::readCuda(const json &root, Manifest &m) const {
         s.failed())
       return s;
   }
+  if (cuda->contains("step_library")) {
+    if (Status s = bundlePath(*cuda, "cuda", "step_library", t.stepLibrary);
+        s.failed())
+      return s;
+    if (Status s = string(*cuda, "cuda", "step_library_sha256", true,
+                          t.stepLibrarySha256);
+        s.failed())
+      return s;
+    if (t.stepLibrarySha256.size() != 64 ||
+        t.stepLibrarySha256.find_first_not_of("0123456789abcdef") !=
+            std::string::npos)
+      return fail("cuda.step_library_sha256",
+                  "expected 64 lowercase hex digits, got '" +
+                      t.stepLibrarySha256.substr(0, 80) + "'");
+    for (auto [key, out] : {std::pair<const char *, std::vector<int64_t> *>{
+                                "train_host_visible", &t.trainHostVisible},
+                            {"eval_host_visible", &t.evalHostVisible}}) {
+      const json *list;
+      if (Status s = array(*cuda, "cuda", key, list); s.failed())
+        return s;
+      std::string path = join("cuda", key);
+      for (size_t i = 0; i < list->size(); ++i) {
+        const json &v = (*list)[i];
+        if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
+            (!out->empty() && v.get<int64_t>() <= out->back()))
+          return expected(index(path.c_str(), i),
+                          "an ascending non-negative argument index", v);
+        out->push_back(v.get<int64_t>());
+      }
+    }
+  }
   for (const CudaKernelSpec &k : t.kernels)
     byName[k.name] = &k;
   for (size_t i = 0; i < m.sites.size(); ++i) {
     for (const auto &[product, kinds] : m.sites[i].cudaKernels) {
       for (const auto &[kind, name] : kinds) {
-        std::string path = join(join(join(index("sites", i), "cuda"),
-                                     product.c_str()),
-                                kind.c_str());
+        std::string path =
+            join(join(join(index("sites", i), "cuda"), product.c_str()),
+                 kind.c_str());
         auto it = byName.find(name);
         if (it == byName.end())
-          return fail(path, "no kernel in cuda.kernels is named '" + name +
-                                "'");
+          return fail(path,
+                      "no kernel in cuda.kernels is named '" + name + "'");
         if (it->second->kind != kind)
-          return fail(path, "kernel '" + name + "' is a '" +
-                                it->second->kind + "' kernel, not '" + kind +
-                                "'");
+          return fail(path, "kernel '" + name + "' is a '" + it->second->kind +
+                                "' kernel, not '" + kind + "'");
       }
     }
   }
@@ -960,11 +991,18 @@ json cudaJson(const CudaTargetSpec &t) {
                        {"k", k.k},
                        {"grid", k.grid},
                        {"block", k.block}});
-  return {{"chip", t.chip},
-          {"module", t.module},
-          {"format", t.format},
-          {"module_sha256", t.moduleSha256},
-          {"kernels", std::move(kernels)}};
+  json out = {{"chip", t.chip},
+              {"module", t.module},
+              {"format", t.format},
+              {"module_sha256", t.moduleSha256},
+              {"kernels", std::move(kernels)}};
+  if (!t.stepLibrary.empty()) {
+    out["step_library"] = t.stepLibrary;
+    out["step_library_sha256"] = t.stepLibrarySha256;
+    out["train_host_visible"] = t.trainHostVisible;
+    out["eval_host_visible"] = t.evalHostVisible;
+  }
+  return out;
 }
 
 } // namespace
@@ -1041,10 +1079,11 @@ QTRAIN_FIELDS_EQUAL(StateSpec, static_cast<const TensorSpec &>(x), x.kind,
 QTRAIN_FIELDS_EQUAL(VariantSpec, x.bits, x.gradBits, x.symbol, x.kernels)
 QTRAIN_FIELDS_EQUAL(SiteSpec, x.name, x.op, x.macs, x.variants, x.precision,
                     x.precisionParameter, x.cudaKernels)
-QTRAIN_FIELDS_EQUAL(CudaKernelSpec, x.name, x.kind, x.a, x.b, x.c, x.batch,
-                    x.m, x.n, x.k, x.grid, x.block)
-QTRAIN_FIELDS_EQUAL(CudaTargetSpec, x.chip, x.module, x.format,
-                    x.moduleSha256, x.kernels)
+QTRAIN_FIELDS_EQUAL(CudaKernelSpec, x.name, x.kind, x.a, x.b, x.c, x.batch, x.m,
+                    x.n, x.k, x.grid, x.block)
+QTRAIN_FIELDS_EQUAL(CudaTargetSpec, x.chip, x.module, x.format, x.moduleSha256,
+                    x.kernels, x.stepLibrary, x.stepLibrarySha256,
+                    x.trainHostVisible, x.evalHostVisible)
 QTRAIN_FIELDS_EQUAL(CompilerInfo, x.name, x.version, x.flags)
 QTRAIN_FIELDS_EQUAL(Manifest, x.format, x.version, x.compiler, x.library,
                     x.librarySha256, x.trainEntry, x.evalEntry, x.batch,

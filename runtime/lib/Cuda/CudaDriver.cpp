@@ -77,6 +77,8 @@ Status CudaDriver::load(std::unique_ptr<CudaDriver> &out) {
       {"cuMemcpyHtoD_v2", slot(f.cuMemcpyHtoD)},
       {"cuMemcpyDtoH_v2", slot(f.cuMemcpyDtoH)},
       {"cuMemsetD8_v2", slot(f.cuMemsetD8)},
+      {"cuMemAllocManaged", slot(f.cuMemAllocManaged)},
+      {"cuMemcpy", slot(f.cuMemcpy)},
       {"cuLaunchKernel", slot(f.cuLaunchKernel)},
       {"cuEventCreate", slot(f.cuEventCreate)},
       {"cuEventRecord", slot(f.cuEventRecord)},

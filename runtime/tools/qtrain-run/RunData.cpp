@@ -253,10 +253,11 @@ std::unique_ptr<rt::Trainer> qtrain::run::makeTrainer(
     const Options &o, std::shared_ptr<const rt::Bundle> bundle,
     const std::string &schedule, const std::string &gradSchedule,
     int64_t totalSteps, std::shared_ptr<rt::Communicator> communicator,
-    rt::ExchangeOptions exchange) {
+    rt::ExchangeOptions exchange, std::shared_ptr<rt::StepDevice> device) {
   rt::TrainerOptions t = trainerOptions(o, schedule, gradSchedule, totalSteps);
   t.communicator = std::move(communicator);
   t.exchange = exchange;
+  t.device = std::move(device);
   std::unique_ptr<rt::Trainer> trainer;
   if (rt::Status s = rt::Trainer::create(std::move(bundle), t, trainer);
       s.failed())

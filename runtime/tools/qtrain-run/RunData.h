@@ -84,13 +84,15 @@ rt::TrainerOptions trainerOptions(const Options &o, const std::string &schedule,
                                   int64_t totalSteps);
 
 /// A trainer of `bundle` with trainerOptions(), data parallel over
-/// `communicator` when given; dies when it cannot be created.
+/// `communicator` when given, stepping on `device` when given (else the
+/// CPU); dies when it cannot be created.
 std::unique_ptr<rt::Trainer>
 makeTrainer(const Options &o, std::shared_ptr<const rt::Bundle> bundle,
             const std::string &schedule, const std::string &gradSchedule,
             int64_t totalSteps,
             std::shared_ptr<rt::Communicator> communicator = nullptr,
-            rt::ExchangeOptions exchange = {});
+            rt::ExchangeOptions exchange = {},
+            std::shared_ptr<rt::StepDevice> device = nullptr);
 
 } // namespace qtrain::run
 

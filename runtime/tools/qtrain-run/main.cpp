@@ -18,7 +18,7 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "DeviceCheck.h"
+#include "Device.h"
 #include "Distributed.h"
 #include "Fatal.h"
 #include "Logs.h"
@@ -73,9 +73,13 @@ int main(int argc, char **argv) {
     die("--schedule: " + s.message());
   if (rt::Status s = rt::parseSchedule(gradText, gradSchedule); s.failed())
     die("--grad-schedule: " + s.message());
-  // Before the data: a GPU run stops here until the step runs there.
-  if (o.device == "cuda")
-    stopOnCuda(*bundle, schedule, scheduleText, gradSchedule, gradText);
+  // Before the data: a GPU run needs the driver, a device and the step.
+  std::shared_ptr<rt::StepDevice> device;
+  if (o.device == "cuda") {
+    if (o.rangeTest)
+      die("--range-test runs on the CPU: leave out --device=cuda");
+    device = openCuda(*bundle, schedule, scheduleText, gradSchedule, gradText);
+  }
 
   Data data = loadData(o, m);
   if (o.rangeTest)
@@ -114,7 +118,7 @@ int main(int argc, char **argv) {
 
   std::unique_ptr<rt::Trainer> trainer =
       makeTrainer(o, bundle, scheduleText, gradText, total,
-                  job.exchanges ? job.shared() : nullptr, job.exchange);
+                  job.exchanges ? job.shared() : nullptr, job.exchange, device);
 
   // An LDP model is evaluated at its learned bits unless asked otherwise.
   bool learnedEval =

@@ -13,6 +13,8 @@
 
 #include "qtrain/runtime/Bundle.h"
 #include "qtrain/runtime/CudaDriver.h"
+#include "qtrain/runtime/CudaHostAbi.h"
+#include "qtrain/runtime/CudaStepDevice.h"
 #include "qtrain/runtime/Sha256.h"
 
 #include "fixtures/ToyBundle.h"
@@ -591,3 +593,81 @@ TEST_F(GpuTest, RefusesAModuleTheDriverCannotLoad) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The CUDA step's host ABI (CudaHostAbi.h), over the stand-in driver
+//===----------------------------------------------------------------------===//
+
+TEST(CudaHostAbiTest, PoolReusesBuffersOfTheSameSizeAndKind) {
+  DriverOverride driver(QTRAIN_FAKE_CUDA_DRIVER);
+  std::unique_ptr<CudaDriver> loaded;
+  ASSERT_TRUE(CudaDriver::load(loaded).isOk());
+  attachCudaHostAbi(loaded.get());
+  void *a = qtrain_cuda_alloc(1024, 0);
+  void *shared = qtrain_cuda_alloc(1024, 1);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(shared, nullptr);
+  EXPECT_NE(a, shared);
+  qtrain_cuda_free(a);
+  qtrain_cuda_free(shared);
+  // The next step's buffers are the last step's.
+  EXPECT_EQ(qtrain_cuda_alloc(1024, 0), a);
+  EXPECT_EQ(qtrain_cuda_alloc(1024, 1), shared);
+  void *other = qtrain_cuda_alloc(2048, 0);
+  EXPECT_NE(other, a);
+  EXPECT_EQ(getCudaHostPoolBytes(), 4096);
+  // Copies go through the driver (host memory in the stand-in).
+  std::memset(a, 7, 1024);
+  qtrain_cuda_memcpy(other, a, 1024);
+  EXPECT_EQ(static_cast<unsigned char *>(other)[1023], 7);
+  EXPECT_EQ(takeCudaHostError(), "");
+  for (void *p : {a, shared, other})
+    qtrain_cuda_free(p);
+  releaseCudaHostPool();
+  EXPECT_EQ(getCudaHostPoolBytes(), 0);
+  attachCudaHostAbi(nullptr);
+}
+
+TEST(CudaHostAbiTest, TheFirstFailureIsKeptAndReported) {
+  DriverOverride driver(QTRAIN_FAKE_CUDA_DRIVER);
+  std::unique_ptr<CudaDriver> loaded;
+  ASSERT_TRUE(CudaDriver::load(loaded).isOk());
+  attachCudaHostAbi(loaded.get());
+  char notPtx[] = "not a module";
+  EXPECT_EQ(mgpuModuleLoadJIT(notPtx, 3), nullptr);
+  // Later calls do nothing; the first failure is what is reported.
+  char ptx[] = "//\n.version 8.6\n.target sm_90\n";
+  EXPECT_EQ(mgpuModuleLoadJIT(ptx, 3), nullptr);
+  EXPECT_EQ(takeCudaHostError(),
+            "cuModuleLoadData: CUDA_ERROR_INVALID_IMAGE (device kernel image "
+            "is invalid)");
+  EXPECT_EQ(takeCudaHostError(), "");
+  void *module = mgpuModuleLoadJIT(ptx, 3);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(mgpuModuleGetFunction(module, "missing"), nullptr);
+  EXPECT_EQ(takeCudaHostError(), "cuModuleGetFunction: CUDA_ERROR_NOT_FOUND "
+                                 "(named symbol not found) (kernel missing)");
+  void *function = mgpuModuleGetFunction(module, "step_kernel");
+  ASSERT_NE(function, nullptr);
+  mgpuLaunchKernel(function, 4, 1, 1, 256, 1, 1, 0, mgpuStreamCreate(), nullptr,
+                   nullptr, 0);
+  EXPECT_EQ(getCudaHostLaunches(), 1);
+  EXPECT_EQ(takeCudaHostError(), "");
+  mgpuModuleUnload(module);
+  attachCudaHostAbi(nullptr);
+  // Without a driver nothing runs, and that is a failure too.
+  EXPECT_EQ(mgpuModuleLoadJIT(ptx, 3), nullptr);
+  EXPECT_THAT(takeCudaHostError(), HasSubstr("no CUDA driver is attached"));
+}
+
+TEST(CudaStepDeviceTest, RefusesBundlesWithoutAStepLibrary) {
+  std::unique_ptr<Bundle> opened;
+  ASSERT_TRUE(openBundle(QTRAIN_TOY_BUNDLE, opened).isOk());
+  std::shared_ptr<StepDevice> device;
+  ErrorKind kind = ErrorKind::None;
+  Status s = openCudaStepDevice(*opened, device, &kind);
+  ASSERT_TRUE(s.failed());
+  EXPECT_EQ(kind, ErrorKind::Unsupported);
+  EXPECT_THAT(s.message(), HasSubstr("has no CUDA target: compile it with "
+                                     "qtrain-compile --target=cuda:CHIP"));
+}

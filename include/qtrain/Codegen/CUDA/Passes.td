@@ -120,4 +120,21 @@ def EmulateGpuPass : Pass<"qtrain-emulate-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def CudaHostCallsPass : Pass<"qtrain-cuda-host-calls", "::mlir::ModuleOp"> {
+  let summary = "Device memory of the CUDA step's host code as runtime calls";
+  let description = [{
+    The synchronous `gpu.alloc` (with `host_shared`), `gpu.dealloc` and
+    `gpu.memcpy` of dense buffers that `qtrain-map-step-to-gpu` leaves in the
+    host code become LLVM calls of the runtime's CUDA host ABI
+    (`runtime/include/qtrain/runtime/CudaHostAbi.h`):
+    `qtrain_cuda_alloc(bytes, host_shared) -> ptr`, `qtrain_cuda_free(ptr)`
+    and `qtrain_cuda_memcpy(dst, src, bytes)`, with the memref descriptors
+    built around the pointers. Upstream's `gpu-to-llvm`, which runs next,
+    lowers only asynchronous ones (a stream per op); the runtime serves
+    these from a pool, since the step allocates its buffers every step. An
+    asynchronous op or a copy of strided views is an error.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // QTRAIN_CODEGEN_CUDA_PASSES_TD

@@ -51,7 +51,8 @@ constexpr CUresult kCudaSuccess = 0;         // CUDA_SUCCESS
 constexpr CUresult kCudaErrorNoDevice = 100; // CUDA_ERROR_NO_DEVICE
 constexpr int kCudaAttrComputeCapabilityMajor = 75;
 constexpr int kCudaAttrComputeCapabilityMinor = 76;
-constexpr unsigned kCudaEventDefault = 0; // CU_EVENT_DEFAULT
+constexpr unsigned kCudaEventDefault = 0;    // CU_EVENT_DEFAULT
+constexpr unsigned kCudaMemAttachGlobal = 1; // CU_MEM_ATTACH_GLOBAL
 
 /// The driver functions the runtime calls, resolved by name (the `_v2`
 /// entry points where cuda.h maps the plain name to one).
@@ -76,6 +77,13 @@ struct CudaDriverApi {
   CUresult (*cuMemcpyDtoH)(void *destination, CUdeviceptr source, size_t bytes);
   CUresult (*cuMemsetD8)(CUdeviceptr destination, unsigned char value,
                          size_t count);
+  /// Memory the host and the device both address with the same pointer
+  /// (the CUDA step's buffers, CudaStepDevice.h).
+  CUresult (*cuMemAllocManaged)(CUdeviceptr *pointer, size_t bytes,
+                                unsigned flags);
+  /// A copy between any two unified addresses (device or host).
+  CUresult (*cuMemcpy)(CUdeviceptr destination, CUdeviceptr source,
+                       size_t bytes);
   CUresult (*cuLaunchKernel)(CUfunction function, unsigned gridX,
                              unsigned gridY, unsigned gridZ, unsigned blockX,
                              unsigned blockY, unsigned blockZ,

@@ -139,8 +139,7 @@ struct SiteSpec {
 /// e5m2 errors) tensor cores with fp32 accumulation, and int8 tensor cores
 /// on the centred codes of the integer grids up to 8 bits with exact int32
 /// sums.
-constexpr const char *kCudaKernelKinds[] = {"f32", "tf32", "bf16", "fp8",
-                                            "i8"};
+constexpr const char *kCudaKernelKinds[] = {"f32", "tf32", "bf16", "fp8", "i8"};
 
 /// One generated GPU kernel of the bundle's CUDA module: the dense GEMM
 ///   C[b, i, j] = sum_k A[b, i, k] * B[b, j, k]
@@ -167,11 +166,24 @@ struct CudaTargetSpec {
   std::string chip;
   /// Relative to the bundle directory, e.g. "cuda/sm_90.cubin".
   std::string module;
-  /// "cubin" (assembled by ptxas for `chip`) or "ptx" (the driver JIT-compiles it).
+  /// "cubin" (assembled by ptxas for `chip`) or "ptx" (the driver JIT-compiles
+  /// it).
   std::string format;
   /// The SHA-256 of the module file, checked before it is loaded.
   std::string moduleSha256;
   std::vector<CudaKernelSpec> kernels;
+  /// The whole step on the GPU (docs/cuda.md, "The step on the GPU"): a
+  /// host library relative to the bundle directory, e.g. "cuda/step.so",
+  /// with the packed entry points of `library` over device buffers and the
+  /// kernels' PTX inside; empty when the bundle has none.
+  std::string stepLibrary;
+  /// The SHA-256 of stepLibrary.
+  std::string stepLibrarySha256;
+  /// The packed arguments of the train and eval steps whose buffers the
+  /// step's host code reads or writes itself: the runtime places them in
+  /// page-locked host memory the device maps, every other buffer in device
+  /// memory. Ascending.
+  std::vector<int64_t> trainHostVisible, evalHostVisible;
 };
 
 struct CompilerInfo {

@@ -60,6 +60,7 @@
 #include "qtrain/runtime/Schedule.h"
 #include "qtrain/runtime/Selection.h"
 #include "qtrain/runtime/Status.h"
+#include "qtrain/runtime/StepDevice.h"
 
 #include <array>
 #include <cstdint>
@@ -123,6 +124,11 @@ struct TrainerOptions {
   std::shared_ptr<Communicator> communicator;
   /// How the gradients travel (with a communicator).
   ExchangeOptions exchange;
+  /// Where the compiled steps run (StepDevice.h): null runs them on the
+  /// CPU (model.so); a device holds the buffers and runs its own steps,
+  /// e.g. openCudaStepDevice(). `threads` and `maxStepMemory` are the CPU
+  /// library's and do not apply to it.
+  std::shared_ptr<StepDevice> device;
 };
 
 /// A tensor switched to its high format after a step.
@@ -324,6 +330,8 @@ private:
   /// is in range; `function` ("step", "eval") starts the messages.
   Status checkInput(const char *function, DType dtype, const int64_t *ids,
                     ErrorKind *kind) const;
+  /// The bytes of one batch of the bundle's input.
+  size_t inputBytes() const;
   /// step() and eval() once `x` is known to be the bundle's input.
   Status runTrain(const void *x, const int64_t *labels, float &loss,
                   ErrorKind *kind);

@@ -1,0 +1,75 @@
+//===- CudaHostAbi.h - What a bundle's CUDA step library calls --*- C++ -*-===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// A bundle's step on the GPU (cuda/step.so, docs/cuda.md) is host code
+/// that allocates device buffers, copies between them and launches the
+/// kernels embedded in it as PTX. It calls the functions below, which it
+/// leaves undefined: the program that loads it defines them (QTrainRuntime
+/// does, and qtrain-run exports them to the libraries it loads). They run
+/// on the CudaDriver attached with attachCudaHostAbi(), in the context
+/// current on the calling thread.
+///
+/// - qtrain_cuda_*: the step's device memory (qtrain-cuda-host-calls).
+///   Buffers come from a pool kept across steps, since the step allocates
+///   and frees the same sizes every step; `host_shared` ones are managed
+///   memory, which the step's host code reads and writes too.
+/// - mgpu*: the subset of MLIR's GPU runtime ABI that gpu-to-llvm and the
+///   gpu.binary translation call (module loads from the library's
+///   constructors, one launch per kernel). A launch runs on the default
+///   stream and is waited for, since the step's host code may read what it
+///   wrote.
+///
+/// A failure is recorded (the first one, with the driver's error) and the
+/// calls after it do nothing; takeCudaHostError() reports it. A buffer that
+/// cannot be allocated ends the process with an error: the step's host
+/// code would dereference it.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef QTRAIN_RUNTIME_CUDAHOSTABI_H
+#define QTRAIN_RUNTIME_CUDAHOSTABI_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace qtrain::rt {
+
+class CudaDriver;
+
+/// Routes the ABI to `driver` (null detaches it) and clears the recorded
+/// failure.
+void attachCudaHostAbi(const CudaDriver *driver);
+/// The first failure since the last call, cleared; empty when none.
+std::string takeCudaHostError();
+/// Returns the pool's cached buffers to the driver.
+void releaseCudaHostPool();
+/// Launches since attachCudaHostAbi(), and bytes the pool holds.
+int64_t getCudaHostLaunches();
+int64_t getCudaHostPoolBytes();
+
+} // namespace qtrain::rt
+
+extern "C" {
+void *qtrain_cuda_alloc(int64_t bytes, int32_t hostShared);
+void qtrain_cuda_free(void *pointer);
+void qtrain_cuda_memcpy(void *destination, void *source, int64_t bytes);
+
+void *mgpuModuleLoad(void *data, size_t bytes);
+void *mgpuModuleLoadJIT(void *ptx, int optLevel);
+void mgpuModuleUnload(void *module);
+void *mgpuModuleGetFunction(void *module, const char *name);
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedBytes, void *stream,
+                      void **params, void **extra, size_t paramCount);
+void *mgpuStreamCreate();
+void mgpuStreamDestroy(void *stream);
+void mgpuStreamSynchronize(void *stream);
+}
+
+#endif // QTRAIN_RUNTIME_CUDAHOSTABI_H

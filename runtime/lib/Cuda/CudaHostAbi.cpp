@@ -1,0 +1,227 @@
+//===- CudaHostAbi.cpp - What a bundle's CUDA step library calls ---------===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// The CUDA step's host ABI (CudaHostAbi.h) over the attached CudaDriver.
+///
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/runtime/CudaHostAbi.h"
+
+#include "qtrain/runtime/CudaDriver.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+using namespace qtrain::rt;
+
+namespace {
+
+/// The pool of step buffers, by size and kind (device or managed).
+struct Pool {
+  struct Block {
+    size_t bytes;
+    bool shared;
+  };
+  std::multimap<std::pair<size_t, bool>, CUdeviceptr> free;
+  std::unordered_map<CUdeviceptr, Block> live;
+  int64_t held = 0;
+};
+
+struct HostAbi {
+  std::mutex mutex;
+  const CudaDriver *driver = nullptr;
+  std::string error;
+  Pool pool;
+  int64_t launches = 0;
+};
+
+HostAbi &abi() {
+  static HostAbi state;
+  return state;
+}
+
+/// Records the first failure; true when `result` is a success.
+bool ok(HostAbi &a, CUresult result, const char *call) {
+  if (result == kCudaSuccess)
+    return true;
+  if (a.error.empty())
+    a.error = a.driver->check(result, call).message();
+  return false;
+}
+
+/// Whether calls may go to the driver: one is attached and nothing failed.
+bool usable(HostAbi &a, const char *call) {
+  if (!a.driver) {
+    if (a.error.empty())
+      a.error = std::string(call) +
+                ": no CUDA driver is attached (attachCudaHostAbi)";
+    return false;
+  }
+  return a.error.empty();
+}
+
+[[noreturn]] void fatal(const std::string &message) {
+  std::fprintf(stderr, "qtrain: error: the step on the GPU: %s\n",
+               message.c_str());
+  std::exit(1);
+}
+
+} // namespace
+
+void qtrain::rt::attachCudaHostAbi(const CudaDriver *driver) {
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  a.driver = driver;
+  a.error.clear();
+  a.launches = 0;
+}
+
+std::string qtrain::rt::takeCudaHostError() {
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  std::string error;
+  error.swap(a.error);
+  return error;
+}
+
+void qtrain::rt::releaseCudaHostPool() {
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  if (a.driver)
+    for (const auto &[key, pointer] : a.pool.free)
+      (void)a.driver->api().cuMemFree(pointer);
+  for (const auto &[key, pointer] : a.pool.free)
+    a.pool.held -= int64_t(key.first);
+  a.pool.free.clear();
+}
+
+int64_t qtrain::rt::getCudaHostLaunches() { return abi().launches; }
+int64_t qtrain::rt::getCudaHostPoolBytes() { return abi().pool.held; }
+
+extern "C" void *qtrain_cuda_alloc(int64_t bytes, int32_t hostShared) {
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  // An earlier failure (a launch) is reported after the step; its buffers
+  // are still needed to finish it.
+  if (!a.driver)
+    fatal("qtrain_cuda_alloc: no CUDA driver is attached");
+  // Every buffer at least 256 bytes apart, as cuMemAlloc aligns them.
+  size_t size = size_t(bytes > 0 ? bytes : 1);
+  std::pair<size_t, bool> key{size, hostShared != 0};
+  auto it = a.pool.free.find(key);
+  CUdeviceptr pointer = 0;
+  if (it != a.pool.free.end()) {
+    pointer = it->second;
+    a.pool.free.erase(it);
+  } else {
+    const CudaDriverApi &f = a.driver->api();
+    CUresult r = hostShared
+                     ? f.cuMemAllocManaged(&pointer, size, kCudaMemAttachGlobal)
+                     : f.cuMemAlloc(&pointer, size);
+    if (!ok(a, r, hostShared ? "cuMemAllocManaged" : "cuMemAlloc"))
+      fatal("allocating " + std::to_string(size) + " bytes: " + a.error);
+    a.pool.held += int64_t(size);
+  }
+  a.pool.live[pointer] = {size, hostShared != 0};
+  return reinterpret_cast<void *>(pointer);
+}
+
+extern "C" void qtrain_cuda_free(void *pointer) {
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  auto it = a.pool.live.find(reinterpret_cast<CUdeviceptr>(pointer));
+  if (it == a.pool.live.end()) {
+    if (a.error.empty())
+      a.error = "qtrain_cuda_free: not a buffer of the step's pool";
+    return;
+  }
+  a.pool.free.emplace(std::make_pair(it->second.bytes, it->second.shared),
+                      it->first);
+  a.pool.live.erase(it);
+}
+
+extern "C" void qtrain_cuda_memcpy(void *destination, void *source,
+                                   int64_t bytes) {
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  if (!usable(a, "qtrain_cuda_memcpy") || bytes <= 0)
+    return;
+  ok(a,
+     a.driver->api().cuMemcpy(reinterpret_cast<CUdeviceptr>(destination),
+                              reinterpret_cast<CUdeviceptr>(source),
+                              size_t(bytes)),
+     "cuMemcpy");
+}
+
+extern "C" void *mgpuModuleLoad(void *data, size_t bytes) {
+  (void)bytes;
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  CUmodule module = nullptr;
+  if (usable(a, "mgpuModuleLoad"))
+    ok(a, a.driver->api().cuModuleLoadData(&module, data), "cuModuleLoadData");
+  return module;
+}
+
+extern "C" void *mgpuModuleLoadJIT(void *ptx, int optLevel) {
+  (void)optLevel;
+  // NUL-terminated PTX: the driver JIT-compiles it at its default level.
+  return mgpuModuleLoad(ptx, 0);
+}
+
+extern "C" void mgpuModuleUnload(void *module) {
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  if (a.driver && module)
+    (void)a.driver->api().cuModuleUnload(static_cast<CUmodule>(module));
+}
+
+extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  CUfunction function = nullptr;
+  if (usable(a, "mgpuModuleGetFunction") &&
+      !ok(a,
+          a.driver->api().cuModuleGetFunction(
+              &function, static_cast<CUmodule>(module), name),
+          "cuModuleGetFunction"))
+    a.error += std::string(" (kernel ") + name + ")";
+  return function;
+}
+
+extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ,
+                                 int32_t sharedBytes, void *stream,
+                                 void **params, void **extra,
+                                 size_t paramCount) {
+  (void)paramCount;
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  if (!usable(a, "mgpuLaunchKernel") || !function)
+    return;
+  ++a.launches;
+  const CudaDriverApi &f = a.driver->api();
+  if (ok(a,
+         f.cuLaunchKernel(static_cast<CUfunction>(function), unsigned(gridX),
+                          unsigned(gridY), unsigned(gridZ), unsigned(blockX),
+                          unsigned(blockY), unsigned(blockZ),
+                          unsigned(sharedBytes), static_cast<CUstream>(stream),
+                          params, extra),
+         "cuLaunchKernel"))
+    // The host code may read what the kernel wrote right after it.
+    ok(a, f.cuCtxSynchronize(), "cuCtxSynchronize (after a kernel)");
+}
+
+// Every launch runs on the default stream and is waited for, so the
+// streams gpu-to-llvm makes around each launch are that stream.
+extern "C" void *mgpuStreamCreate() { return nullptr; }
+extern "C" void mgpuStreamDestroy(void *stream) { (void)stream; }
+extern "C" void mgpuStreamSynchronize(void *stream) { (void)stream; }

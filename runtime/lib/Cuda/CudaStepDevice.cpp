@@ -1,0 +1,189 @@
+//===- CudaStepDevice.cpp - A bundle's step on an NVIDIA GPU --------------===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// openCudaStepDevice (CudaStepDevice.h): the driver, the context, the
+/// bundle's cuda/step.so behind the host ABI (CudaHostAbi.h), managed
+/// memory for the Trainer's buffers.
+///
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/runtime/CudaStepDevice.h"
+
+#include "qtrain/runtime/CudaDriver.h"
+#include "qtrain/runtime/CudaHostAbi.h"
+#include "qtrain/runtime/Sha256.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+
+using namespace qtrain::rt;
+
+namespace {
+
+class CudaStepDevice final : public StepDevice {
+public:
+  ~CudaStepDevice() override;
+  void *allocate(size_t bytes) override;
+  void release(void *pointer) override;
+  Status run(bool train, void **args, size_t inputIndex, size_t inputBytes,
+             size_t otherIndex, size_t otherBytes, ErrorKind *kind) override;
+  std::string describe() const override {
+    return context->getDevice().name + " (" + context->getDevice().chip() + ")";
+  }
+
+  std::unique_ptr<CudaDriver> driver;
+  std::unique_ptr<CudaContext> context;
+  std::string libraryPath;
+  void *library = nullptr;
+  StepFunction trainStep = nullptr, evalStep = nullptr;
+
+private:
+  /// A managed staging buffer of at least `bytes`.
+  struct Staging {
+    void *data = nullptr;
+    size_t bytes = 0;
+  };
+  Status stage(Staging &buffer, size_t bytes, ErrorKind *kind);
+  Staging input, other;
+};
+
+CudaStepDevice::~CudaStepDevice() {
+  if (!driver)
+    return;
+  if (context)
+    (void)context->synchronize();
+  for (Staging *s : {&input, &other})
+    if (s->data)
+      (void)driver->api().cuMemFree(reinterpret_cast<CUdeviceptr>(s->data));
+  // The library's destructors unload its modules through the ABI.
+  if (library)
+    dlclose(library);
+  releaseCudaHostPool();
+  attachCudaHostAbi(nullptr);
+}
+
+void *CudaStepDevice::allocate(size_t bytes) {
+  CUdeviceptr pointer = 0;
+  if (driver->api().cuMemAllocManaged(&pointer, bytes ? bytes : 1,
+                                      kCudaMemAttachGlobal) != kCudaSuccess)
+    return nullptr;
+  return reinterpret_cast<void *>(pointer);
+}
+
+void CudaStepDevice::release(void *pointer) {
+  if (pointer)
+    (void)driver->api().cuMemFree(reinterpret_cast<CUdeviceptr>(pointer));
+}
+
+Status CudaStepDevice::stage(Staging &buffer, size_t bytes, ErrorKind *kind) {
+  if (buffer.bytes >= bytes)
+    return succeed(kind);
+  release(buffer.data);
+  buffer = {};
+  buffer.data = allocate(bytes);
+  if (!buffer.data)
+    return failWith(kind, ErrorKind::OutOfMemory,
+                    "out of GPU memory for a staging buffer of " +
+                        std::to_string(bytes) + " bytes");
+  buffer.bytes = bytes;
+  return succeed(kind);
+}
+
+Status CudaStepDevice::run(bool train, void **args, size_t inputIndex,
+                           size_t inputBytes, size_t otherIndex,
+                           size_t otherBytes, ErrorKind *kind) {
+  if (Status s = stage(input, inputBytes, kind); s.failed())
+    return s;
+  if (Status s = stage(other, otherBytes, kind); s.failed())
+    return s;
+  void *callerInput = args[inputIndex], *callerOther = args[otherIndex];
+  std::memcpy(input.data, callerInput, inputBytes);
+  if (train)
+    std::memcpy(other.data, callerOther, otherBytes);
+  args[inputIndex] = input.data;
+  args[otherIndex] = other.data;
+  (train ? trainStep : evalStep)(args);
+  args[inputIndex] = callerInput;
+  args[otherIndex] = callerOther;
+  std::string error = takeCudaHostError();
+  if (error.empty())
+    if (Status s = context->synchronize(); s.failed())
+      error = s.message();
+  if (!error.empty())
+    return failWith(kind, ErrorKind::Unsupported,
+                    std::string(train ? "the train" : "the eval") +
+                        " step on the GPU failed: " + error);
+  if (!train)
+    std::memcpy(callerOther, other.data, otherBytes);
+  return succeed(kind);
+}
+
+} // namespace
+
+Status qtrain::rt::openCudaStepDevice(const Bundle &bundle,
+                                      std::shared_ptr<StepDevice> &out,
+                                      ErrorKind *kind) {
+  const Manifest &m = bundle.getManifest();
+  if (m.cuda.chip.empty())
+    return failWith(kind, ErrorKind::Unsupported,
+                    bundle.getDirectory() +
+                        " has no CUDA target: compile it with "
+                        "qtrain-compile --target=cuda:CHIP");
+  if (m.cuda.stepLibrary.empty())
+    return failWith(kind, ErrorKind::Unsupported,
+                    bundle.getDirectory() +
+                        " has GPU kernels but no step for the GPU "
+                        "(cuda.step_library): compile it again with the "
+                        "CUDA toolkit's libdevice present (--cuda-path)");
+  auto device = std::make_unique<CudaStepDevice>();
+  if (Status s = CudaDriver::load(device->driver); s.failed())
+    return failWith(kind, ErrorKind::Unsupported, s.message());
+  CudaDevice gpu;
+  if (Status s = selectCudaDevice(*device->driver, m.cuda, gpu); s.failed())
+    return failWith(kind, ErrorKind::Unsupported, s.message());
+  if (Status s = CudaContext::open(*device->driver, gpu, device->context);
+      s.failed())
+    return failWith(kind, ErrorKind::Unsupported, s.message());
+
+  const std::string &dir = bundle.getDirectory();
+  device->libraryPath = (dir == "/" ? "" : dir) + "/" + m.cuda.stepLibrary;
+  std::string sha;
+  if (Status s = sha256File(device->libraryPath, sha); s.failed())
+    return failWith(kind, ErrorKind::Io, s.message());
+  if (sha != m.cuda.stepLibrarySha256)
+    return failWith(kind, ErrorKind::Format,
+                    device->libraryPath + ": SHA-256 " + sha +
+                        " is not the manifest's cuda.step_library_sha256 " +
+                        m.cuda.stepLibrarySha256 +
+                        " (the bundle was changed after it was compiled)");
+  // Its constructors load the kernels' modules through the ABI.
+  attachCudaHostAbi(device->driver.get());
+  device->library = dlopen(device->libraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!device->library) {
+    const char *why = dlerror();
+    return failWith(kind, ErrorKind::Format,
+                    "cannot load " + device->libraryPath + ": " +
+                        (why ? why : "unknown error") +
+                        " (a program that runs the GPU step must export "
+                        "the CUDA host ABI, CudaHostAbi.h)");
+  }
+  if (std::string error = takeCudaHostError(); !error.empty())
+    return failWith(kind, ErrorKind::Format,
+                    device->libraryPath +
+                        ": its kernels do not load: " + error);
+  device->trainStep = reinterpret_cast<StepFunction>(
+      dlsym(device->library, m.trainEntry.c_str()));
+  device->evalStep = reinterpret_cast<StepFunction>(
+      dlsym(device->library, m.evalEntry.c_str()));
+  if (!device->trainStep || !device->evalStep)
+    return failWith(kind, ErrorKind::Format,
+                    device->libraryPath + " has no " +
+                        (device->trainStep ? m.evalEntry : m.trainEntry));
+  out = std::move(device);
+  return succeed(kind);
+}
