@@ -1,33 +1,43 @@
 #!/usr/bin/env bash
-# device-check.sh - the GPU checks of the CUDA target on a lent machine.
+# device-check.sh - the GPU checks of the CUDA target on a lent machine
+# (docs/cuda.md, "On a lent GPU").
 #
 # Part of the qtrain project.
 #
-# Run from the repository root on a machine with an NVIDIA GPU, with a
-# prebuilt build/bin (qtrain-cuda-check, qtrain-run) carried along:
+# Prepare here with scripts/device-prepare.sh, then run from the repository
+# root on the machine with an NVIDIA GPU, carrying device-carry:
 #
-#   BUNDLES='device-bundles/*.qtb' OUT=/tmp/out scripts/device-check.sh
+#   OUT=/tmp/out scripts/device-check.sh
 #
-# For each bundle: qtrain-cuda-check BUNDLE (the kernels' numerics against
-# CPU references, their timings against cuBLASLt), then qtrain-run BUNDLE
-# --device=cuda --stop-at=1 (everything a GPU run checks before it trains;
-# until the step runs on the GPU it stops with "training on the GPU is not
-# built yet", which counts as passing). Everything goes to
-# ${OUT:-.}/device-check.log. Each command has a time limit so the whole
-# script stays under 8 minutes (CHECK_TIMEOUT, RUN_TIMEOUT, TOTAL_BUDGET
-# in seconds). The exit status is the worst of the checks: 0 all passed,
-# 1 a check failed, 2 a check could not run (no driver, no device, no
-# bundles, a missing binary), 124 a check ran out of time.
+# For each bundle of device-carry/bundles:
+#  1. qtrain-cuda-check: every GEMM kernel against a CPU reference (i8 bit
+#     for bit, float kinds within stated bounds) and timed against
+#     cuBLASLt, side by side;
+#  2. training, 200 steps on the data in device-carry/data, under CPT 3-8/8
+#     and fp32, on the GPU (--device=cuda) and on the CPU: the GPU loss
+#     must fall (the mean of the last 20 steps below the first 20), and at
+#     fp32 the GPU curve must match the CPU's within float noise (the first
+#     20 steps within 1e-3; the whole curve's largest difference printed);
+#     each run prints its mean step time per precision.
+# Everything goes to ${OUT:-.}/device-check.log. Each command has a time
+# limit so the whole script stays under 8 minutes (CHECK_TIMEOUT,
+# RUN_TIMEOUT, TOTAL_BUDGET in seconds). The exit status is the worst of
+# the checks: 0 all passed, 1 a check failed, 2 a check could not run (no
+# driver, no device, no bundles, a missing binary), 124 one ran out of
+# time.
 
 set -u
 set -o pipefail
 
-BIN=${BIN:-build/bin}
+CARRY=${CARRY:-device-carry}
+BIN=${BIN:-$CARRY/bin}
 OUT=${OUT:-.}
-BUNDLES=${BUNDLES:-device-bundles/*.qtb}
-CHECK_TIMEOUT=${CHECK_TIMEOUT:-150}
-RUN_TIMEOUT=${RUN_TIMEOUT:-60}
-TOTAL_BUDGET=${TOTAL_BUDGET:-450}
+BUNDLES=${BUNDLES:-$CARRY/bundles/*.qtb}
+DATA=${DATA:-$CARRY/data}
+STEPS=${STEPS:-200}
+CHECK_TIMEOUT=${CHECK_TIMEOUT:-120}
+RUN_TIMEOUT=${RUN_TIMEOUT:-90}
+TOTAL_BUDGET=${TOTAL_BUDGET:-460}
 
 mkdir -p "$OUT"
 LOG="$OUT/device-check.log"
@@ -76,10 +86,17 @@ fi
 
 for tool in qtrain-cuda-check qtrain-run; do
   if [[ ! -x "$BIN/$tool" ]]; then
-    log "device-check: error: $BIN/$tool is missing (build it first)"
+    log "device-check: error: $BIN/$tool is missing (run scripts/device-prepare.sh here first)"
     exit 2
   fi
 done
+# The libraries device-prepare.sh gathered (oneDNN, libomp, Open MPI, ...).
+libs=$(mktemp -d)
+for gz in "$CARRY"/lib/*.gz; do
+  [[ -e "$gz" ]] && gzip -dc "$gz" >"$libs/$(basename "$gz" .gz)"
+done
+export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+CPU_THREADS=${CPU_THREADS:-$(nproc)}
 
 shopt -s nullglob
 # shellcheck disable=SC2206  # the pattern is meant to expand
@@ -90,22 +107,61 @@ if ((${#bundles[@]} == 0)); then
   exit 2
 fi
 
+# compare NAME GPU_CSV CPU_CSV FP32: the loss falls on the GPU and, at fp32,
+# matches the CPU's; prints both curves' summary. Sets RC.
+compare() {
+  /usr/bin/env python3 - "$@" <<'PY' 2>&1 | tee -a "$LOG"
+import csv, sys
+name, gpu_csv, cpu_csv, fp32 = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+def losses(path):
+    with open(path) as f:
+        return [float(r["loss"]) for r in csv.DictReader(f)]
+gpu, cpu = losses(gpu_csv), losses(cpu_csv)
+n = min(len(gpu), len(cpu))
+first, last = sum(gpu[:20]) / 20, sum(gpu[-20:]) / 20
+falls = last < first
+diff = [abs(g - c) / abs(c) for g, c in zip(gpu[:n], cpu[:n])]
+early = max(diff[:20]) if diff else float("inf")
+print(f"{name}: GPU loss {first:.4f} (first 20 steps) -> {last:.4f} (last 20); "
+      f"CPU {sum(cpu[:20]) / 20:.4f} -> {sum(cpu[-20:]) / 20:.4f}; "
+      f"largest relative difference {early:.3g} in the first 20 steps, "
+      f"{max(diff):.3g} over {n}")
+ok = falls and n == len(gpu) and (not fp32 or early <= 1e-3)
+print(f"{name}: {'ok' if ok else 'FAILED'}"
+      + ("" if falls else " (the GPU loss does not fall)")
+      + ("" if not fp32 or early <= 1e-3 else " (fp32 curves part in the first 20 steps)"))
+sys.exit(0 if ok else 1)
+PY
+  RC=${PIPESTATUS[0]}
+}
+
 for bundle in "${bundles[@]}"; do
+  name=$(basename "$bundle" .qtb)
   log ""
   log "=== $bundle"
-  run "$CHECK_TIMEOUT" "$BIN/qtrain-cuda-check" "$bundle"
+  run "$CHECK_TIMEOUT" "$BIN/qtrain-cuda-check" "$bundle" --repeat=20
   note "$RC"
-  run "$RUN_TIMEOUT" "$BIN/qtrain-run" "$bundle" --device=cuda --stop-at=1 \
-    --epochs=1 --progress=lines --out="$OUT/run-$(basename "$bundle")" \
-    --overwrite
-  # Until the training step runs on the GPU, the expected outcome is the
-  # stop after every check passed.
-  if ((RC == 1)) && grep -q "training on the GPU is not built yet" \
-    <(tail -n 5 "$LOG"); then
-    log "== (expected: the kernels load; GPU training is not built yet)"
-    RC=0
-  fi
-  note "$RC"
+  for schedule in cpt fp32; do
+    flags=(--data=mnist-format --data-dir="$DATA" --train-limit=$((STEPS * 128))
+           --test-limit=2000 --epochs=1 --progress=none --overwrite)
+    if [[ $schedule == fp32 ]]; then
+      flags+=(--schedule=fp32 --grad-schedule=fp32)
+    else
+      flags+=(--schedule=cpt:3:8:cycles=8 --grad-schedule=static:8)
+    fi
+    run "$RUN_TIMEOUT" "$BIN/qtrain-run" "$bundle" --device=cuda "${flags[@]}" \
+      --out="$OUT/$name-$schedule-gpu"
+    note "$RC"
+    gpu=$RC
+    run "$RUN_TIMEOUT" "$BIN/qtrain-run" "$bundle" --threads="$CPU_THREADS" \
+      "${flags[@]}" --out="$OUT/$name-$schedule-cpu"
+    note "$RC"
+    if ((gpu == 0 && RC == 0)); then
+      compare "$name $schedule" "$OUT/$name-$schedule-gpu/steps.csv" \
+        "$OUT/$name-$schedule-cpu/steps.csv" "$([[ $schedule == fp32 ]] && echo 1 || echo 0)"
+      note "$RC"
+    fi
+  done
 done
 
 log ""

@@ -125,4 +125,9 @@ void EmulateGpuPass::runOnOperation() {
     }
   }
   module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+  // Every buffer is host memory now.
+  module.walk([](func::FuncOp fn) {
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      fn.removeArgAttr(i, kHostVisibleAttrName);
+  });
 }

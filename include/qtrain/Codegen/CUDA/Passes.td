@@ -113,6 +113,8 @@ def EmulateGpuPass : Pass<"qtrain-emulate-gpu", "::mlir::ModuleOp"> {
     for kernels without barriers, shared memory or clusters (an error
     otherwise), which is every kernel that pass makes; it checks the mapping
     of the step onto threads and device buffers, not NVVM code generation.
+    The `qtrain.host_visible` marks of the entry points go: every buffer is
+    host memory.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# device-prepare.sh - builds here what scripts/device-check.sh runs on a
+# lent GPU machine (../.library/device), into device-carry/ (ignored by git;
+# carry it with the run):
+#
+#   scripts/device-prepare.sh            then, on the device (carry
+#                                        device-carry): scripts/device-check.sh
+#
+# device-carry/ holds qtrain-run and qtrain-cuda-check, the bundles (LeNet
+# and ConvNet, CPT 3-8/8, --target=cuda:sm_90), the first 25,600 training
+# and 2,000 test images of Fashion-MNIST (200 steps of batch 128) and the
+# shared libraries the programs and the bundles' model.so need beyond the C
+# and C++ runtimes, gzipped (the device image has neither Debian's oneDNN
+# nor LLVM's libomp). The device tool carries at most 64 MiB; this checks
+# that it fits.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+carry=$root/device-carry
+chip=${CHIP:-sm_90}
+models=${MODELS:-lenet convnet}
+
+cmake --build "$build" --target qtrain-run qtrain-cuda-check qtrain-compile
+rm -rf "$carry"
+mkdir -p "$carry/bin" "$carry/bundles" "$carry/lib" "$carry/data"
+cp "$build/bin/qtrain-run" "$build/bin/qtrain-cuda-check" "$carry/bin/"
+for model in $models; do
+  "$build/bin/qtrain-compile" "$root/examples/models/$model.mlir" \
+    -o "$carry/bundles/$model.qtb" --target=cuda:"$chip"
+done
+
+# The data: IDX files cut to what 200 steps and the evaluation read.
+/usr/bin/python3 - "$carry/data" <<'PY'
+import gzip, struct, sys
+src = "/usr/share/datasets/fashion-mnist"
+out = sys.argv[1]
+for split, count in (("train", 25600), ("t10k", 2000)):
+    for kind, item in (("images-idx3", 28 * 28), ("labels-idx1", 1)):
+        name = f"{split}-{kind}-ubyte.gz"
+        data = gzip.open(f"{src}/{name}").read()
+        header = 16 if kind.startswith("images") else 8
+        head = bytearray(data[:header])
+        struct.pack_into(">I", head, 4, count)
+        with gzip.open(f"{out}/{name}", "wb") as f:
+            f.write(bytes(head) + data[header:header + count * item])
+PY
+
+# Shared libraries beyond the C and C++ runtimes, which the device has.
+system='linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+|libgcc_s'
+for object in "$carry"/bin/* "$carry"/bundles/*/model.so; do
+  ldd "$object" | awk '$3 ~ /^\// {print $3}'
+done | sort -u | grep -Ev "$system" | while read -r lib; do
+  gzip -9 -c "$lib" > "$carry/lib/$(basename "$lib").gz"
+done
+
+size=$(du -sm "$carry" | cut -f1)
+echo "device-prepare: $carry holds ${size} MiB:"
+du -sh "$carry"/* | sed 's/^/  /'
+if ((size > 60)); then
+  echo "device-prepare: error: over the 60 MiB the device tool can carry" >&2
+  exit 1
+fi
