@@ -4,8 +4,10 @@
 // gpu.memcpy of the CUDA step's host code become calls of the runtime's
 // CUDA host ABI (runtime/include/qtrain/runtime/CudaHostAbi.h), which
 // allocates from its pool of device (or managed) memory, where upstream's
-// gpu-to-llvm accepts only asynchronous ones. The rest of the host code is
-// left to gpu-to-llvm (launches, the kernels' binaries) and the standard
+// gpu-to-llvm accepts only asynchronous ones; every memory access of the
+// host code itself is preceded by qtrain_cuda_synchronize, so the launches
+// need not be waited for one by one. The rest of the host code is left to
+// gpu-to-llvm (launches, the kernels' binaries) and the standard
 // conversions.
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +18,7 @@
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::qtrain {
@@ -156,6 +159,45 @@ void CudaHostCallsPass::runOnOperation() {
   });
   if (forms.wasInterrupted())
     return signalPassFailure();
+
+  // The launches run asynchronously on one stream: the host waits for them
+  // before it reads or writes memory itself (qtrain_cuda_synchronize waits
+  // only when a kernel was launched since the last wait).
+  OpBuilder builder(&getContext());
+  SmallVector<Operation *> hostAccesses;
+  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<gpu::GPUModuleOp, gpu::LaunchOp>(op))
+      return WalkResult::skip();
+    if (isa<gpu::AllocOp, gpu::DeallocOp, gpu::MemcpyOp>(op))
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (effects && !op->getParentOfType<gpu::LaunchOp>()) {
+      SmallVector<MemoryEffects::EffectInstance> instances;
+      effects.getEffects(instances);
+      if (llvm::any_of(instances, [](MemoryEffects::EffectInstance &e) {
+            return isa<MemoryEffects::Read, MemoryEffects::Write>(
+                       e.getEffect()) &&
+                   e.getValue() && isa<BaseMemRefType>(e.getValue().getType());
+          }))
+        hostAccesses.push_back(op);
+    }
+    return WalkResult::advance();
+  });
+  if (!hostAccesses.empty()) {
+    builder.setInsertionPointToStart(module.getBody());
+    FailureOr<LLVM::LLVMFuncOp> sync =
+        LLVM::lookupOrCreateFn(builder, module, "qtrain_cuda_synchronize", {},
+                               LLVM::LLVMVoidType::get(&getContext()));
+    if (failed(sync)) {
+      module.emitError("qtrain: qtrain_cuda_synchronize is declared with "
+                       "another signature");
+      return signalPassFailure();
+    }
+    for (Operation *op : hostAccesses) {
+      builder.setInsertionPoint(op);
+      LLVM::CallOp::create(builder, op->getLoc(), *sync, ValueRange());
+    }
+  }
   LLVMTypeConverter converter(&getContext());
   RewritePatternSet patterns(&getContext());
   patterns.add<AllocToCall, DeallocToCall, MemcpyToCall>(converter);

@@ -39,7 +39,9 @@ struct HostAbi {
   const CudaDriver *driver = nullptr;
   std::string error;
   Pool pool;
-  int64_t launches = 0;
+  int64_t launches = 0, waits = 0;
+  /// A kernel was launched since the last wait.
+  bool pending = false;
 };
 
 HostAbi &abi() {
@@ -80,7 +82,8 @@ void qtrain::rt::attachCudaHostAbi(const CudaDriver *driver) {
   std::lock_guard<std::mutex> lock(a.mutex);
   a.driver = driver;
   a.error.clear();
-  a.launches = 0;
+  a.launches = a.waits = 0;
+  a.pending = false;
 }
 
 std::string qtrain::rt::takeCudaHostError() {
@@ -103,6 +106,7 @@ void qtrain::rt::releaseCudaHostPool() {
 }
 
 int64_t qtrain::rt::getCudaHostLaunches() { return abi().launches; }
+int64_t qtrain::rt::getCudaHostWaits() { return abi().waits; }
 int64_t qtrain::rt::getCudaHostPoolBytes() { return abi().pool.held; }
 
 extern "C" void *qtrain_cuda_alloc(int64_t bytes, int32_t hostShared) {
@@ -208,20 +212,29 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   if (!usable(a, "mgpuLaunchKernel") || !function)
     return;
   ++a.launches;
-  const CudaDriverApi &f = a.driver->api();
-  if (ok(a,
-         f.cuLaunchKernel(static_cast<CUfunction>(function), unsigned(gridX),
-                          unsigned(gridY), unsigned(gridZ), unsigned(blockX),
-                          unsigned(blockY), unsigned(blockZ),
-                          unsigned(sharedBytes), static_cast<CUstream>(stream),
-                          params, extra),
-         "cuLaunchKernel"))
-    // The host code may read what the kernel wrote right after it.
-    ok(a, f.cuCtxSynchronize(), "cuCtxSynchronize (after a kernel)");
+  a.pending = true;
+  ok(a,
+     a.driver->api().cuLaunchKernel(
+         static_cast<CUfunction>(function), unsigned(gridX), unsigned(gridY),
+         unsigned(gridZ), unsigned(blockX), unsigned(blockY), unsigned(blockZ),
+         unsigned(sharedBytes), static_cast<CUstream>(stream), params, extra),
+     "cuLaunchKernel");
 }
 
-// Every launch runs on the default stream and is waited for, so the
-// streams gpu-to-llvm makes around each launch are that stream.
+extern "C" void qtrain_cuda_synchronize() {
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  if (!a.pending || !usable(a, "qtrain_cuda_synchronize"))
+    return;
+  a.pending = false;
+  ++a.waits;
+  ok(a, a.driver->api().cuCtxSynchronize(),
+     "cuCtxSynchronize (a kernel of the step failed)");
+}
+
+// Every launch goes to the default stream, in order; the streams
+// gpu-to-llvm makes around each launch are that stream, and the host waits
+// in qtrain_cuda_synchronize before it touches memory itself.
 extern "C" void *mgpuStreamCreate() { return nullptr; }
 extern "C" void mgpuStreamDestroy(void *stream) { (void)stream; }
 extern "C" void mgpuStreamSynchronize(void *stream) { (void)stream; }

@@ -2,11 +2,13 @@
 // RUN:   --qtrain-cuda-host-calls | FileCheck %s
 
 // The step's device memory as calls of the runtime's CUDA host ABI, the
-// descriptors built around the returned pointers.
+// descriptors built around the returned pointers; the host waits for the
+// kernels before it reads memory itself.
 
 // CHECK-DAG:   llvm.func @qtrain_cuda_alloc(i64, i32) -> !llvm.ptr
 // CHECK-DAG:   llvm.func @qtrain_cuda_memcpy(!llvm.ptr, !llvm.ptr, i64)
 // CHECK-DAG:   llvm.func @qtrain_cuda_free(!llvm.ptr)
+// CHECK-DAG:   llvm.func @qtrain_cuda_synchronize()
 // CHECK-LABEL: func.func @buffers(
 // CHECK:         %[[BYTES:.*]] = llvm.ptrtoint
 // CHECK:         %[[SHARED:.*]] = llvm.mlir.constant(0 : i32) : i32
@@ -17,6 +19,8 @@
 // CHECK:         llvm.call @qtrain_cuda_alloc
 // CHECK:         llvm.mul
 // CHECK:         llvm.call @qtrain_cuda_memcpy(%{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> ()
+// CHECK-NEXT:    llvm.call @qtrain_cuda_synchronize() : () -> ()
+// CHECK-NEXT:    memref.load
 // CHECK:         llvm.extractvalue %{{.*}}[0]
 // CHECK:         llvm.call @qtrain_cuda_free(%{{.*}}) : (!llvm.ptr) -> ()
 // CHECK-NOT:     gpu.

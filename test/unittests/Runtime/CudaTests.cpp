@@ -652,6 +652,10 @@ TEST(CudaHostAbiTest, TheFirstFailureIsKeptAndReported) {
   mgpuLaunchKernel(function, 4, 1, 1, 256, 1, 1, 0, mgpuStreamCreate(), nullptr,
                    nullptr, 0);
   EXPECT_EQ(getCudaHostLaunches(), 1);
+  // The host waits once for what was launched, then not again.
+  qtrain_cuda_synchronize();
+  qtrain_cuda_synchronize();
+  EXPECT_EQ(getCudaHostWaits(), 1);
   EXPECT_EQ(takeCudaHostError(), "");
   mgpuModuleUnload(module);
   attachCudaHostAbi(nullptr);

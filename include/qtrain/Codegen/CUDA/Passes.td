@@ -133,8 +133,13 @@ def CudaHostCallsPass : Pass<"qtrain-cuda-host-calls", "::mlir::ModuleOp"> {
     and `qtrain_cuda_memcpy(dst, src, bytes)`, with the memref descriptors
     built around the pointers. Upstream's `gpu-to-llvm`, which runs next,
     lowers only asynchronous ones (a stream per op); the runtime serves
-    these from a pool, since the step allocates its buffers every step. An
-    asynchronous op or a copy of strided views is an error.
+    these from a pool, since the step allocates its buffers every step.
+    Every op of the host code that reads or writes a memref itself (a
+    `memref.load` of a scale, a slot, the loss) gets a call of
+    `qtrain_cuda_synchronize()` before it: the runtime launches the kernels
+    without waiting for each, and waits there only if one was launched
+    since the last wait. An asynchronous op or a copy of strided views is
+    an error.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

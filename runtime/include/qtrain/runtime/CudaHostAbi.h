@@ -17,11 +17,13 @@
 ///   Buffers come from a pool kept across steps, since the step allocates
 ///   and frees the same sizes every step; `host_shared` ones are managed
 ///   memory, which the step's host code reads and writes too.
+/// - qtrain_cuda_synchronize: called before every memory access of the
+///   step's host code; waits for the kernels launched since the last wait.
 /// - mgpu*: the subset of MLIR's GPU runtime ABI that gpu-to-llvm and the
 ///   gpu.binary translation call (module loads from the library's
-///   constructors, one launch per kernel). A launch runs on the default
-///   stream and is waited for, since the step's host code may read what it
-///   wrote.
+///   constructors, one launch per kernel). Every launch goes to the
+///   default stream, in order, and is not waited for: the streams
+///   gpu-to-llvm makes around a launch are that stream.
 ///
 /// A failure is recorded (the first one, with the driver's error) and the
 /// calls after it do nothing; takeCudaHostError() reports it. A buffer that
@@ -48,8 +50,9 @@ void attachCudaHostAbi(const CudaDriver *driver);
 std::string takeCudaHostError();
 /// Returns the pool's cached buffers to the driver.
 void releaseCudaHostPool();
-/// Launches since attachCudaHostAbi(), and bytes the pool holds.
+/// Launches and waits since attachCudaHostAbi(), and bytes the pool holds.
 int64_t getCudaHostLaunches();
+int64_t getCudaHostWaits();
 int64_t getCudaHostPoolBytes();
 
 } // namespace qtrain::rt
@@ -58,6 +61,7 @@ extern "C" {
 void *qtrain_cuda_alloc(int64_t bytes, int32_t hostShared);
 void qtrain_cuda_free(void *pointer);
 void qtrain_cuda_memcpy(void *destination, void *source, int64_t bytes);
+void qtrain_cuda_synchronize();
 
 void *mgpuModuleLoad(void *data, size_t bytes);
 void *mgpuModuleLoadJIT(void *ptx, int optLevel);
