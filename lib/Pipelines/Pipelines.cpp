@@ -216,28 +216,6 @@ void mlir::qtrain::buildCPUBufferPipeline(OpPassManager &pm) {
   pm.addPass(createFreeEarlyPass());
 }
 
-static void buildLLVMConversionPipeline(OpPassManager &pm);
-
-void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
-  buildCPUBufferPipeline(pm);
-  pm.addPass(createCopiesToLinalgPass());
-  pm.addPass(createMicrokernelsPass());
-  // Big loop nests run in parallel chunks on the OpenMP thread pool (the
-  // microkernels' pool); the chunks depend only on the shapes.
-  pm.addPass(createParallelizePass());
-  pm.addPass(createCanonicalizerPass());
-
-  pm.addPass(createConvertLinalgToLoopsPass());
-  pm.addPass(createUnrollShortLoopsPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createPromoteAccumulatorsPass());
-  pm.addPass(createConvertSCFToOpenMPPass());
-  // It wraps each chunk's body in a memref.alloca_scope, which the
-  // canonicalizer inlines where the body allocates nothing (all of them).
-  pm.addPass(createCanonicalizerPass());
-  buildLLVMConversionPipeline(pm);
-}
-
 /// The tail of the CPU lowering: loops, memrefs, math, arith, control flow
 /// and functions to the LLVM dialect (bare-pointer memrefs).
 static void buildLLVMConversionPipeline(OpPassManager &pm) {
@@ -264,6 +242,27 @@ static void buildLLVMConversionPipeline(OpPassManager &pm) {
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
+
+void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
+  buildCPUBufferPipeline(pm);
+  pm.addPass(createCopiesToLinalgPass());
+  pm.addPass(createMicrokernelsPass());
+  // Big loop nests run in parallel chunks on the OpenMP thread pool (the
+  // microkernels' pool); the chunks depend only on the shapes.
+  pm.addPass(createParallelizePass());
+  pm.addPass(createCanonicalizerPass());
+
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createUnrollShortLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createPromoteAccumulatorsPass());
+  pm.addPass(createConvertSCFToOpenMPPass());
+  // It wraps each chunk's body in a memref.alloca_scope, which the
+  // canonicalizer inlines where the body allocates nothing (all of them).
+  pm.addPass(createCanonicalizerPass());
+  buildLLVMConversionPipeline(pm);
+}
+
 
 void mlir::qtrain::buildCUDALoweringPipeline(OpPassManager &pm) {
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
