@@ -263,7 +263,6 @@ void mlir::qtrain::buildCPULoweringPipeline(OpPassManager &pm) {
   buildLLVMConversionPipeline(pm);
 }
 
-
 void mlir::qtrain::buildCUDALoweringPipeline(OpPassManager &pm) {
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createSCFToControlFlowPass());

@@ -125,9 +125,7 @@ private:
   // Thread coordinates.
   Value g, t, row0, col0, aBase, bBase, cBase;
 
-  Value index(int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  }
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value i32(int64_t v) {
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
   }
@@ -195,8 +193,8 @@ Value GemmBuilder::loadRegister(Value memref, Value base, Value row,
       element = arith::ExtUIOp::create(b, loc, b.getI32Type(), element);
     if (e)
       element = arith::ShLIOp::create(b, loc, element, i32(e * bits));
-    reg = reg ? arith::OrIOp::create(b, loc, reg, element).getResult()
-              : element;
+    reg =
+        reg ? arith::OrIOp::create(b, loc, reg, element).getResult() : element;
   }
   return reg;
 }
@@ -219,13 +217,14 @@ Value GemmBuilder::mma(ValueRange aRegs, ValueRange bRegs, ValueRange acc,
     SmallVector<Value> operands(aRegs);
     operands.append(bRegs.begin(), bRegs.end());
     operands.append(acc.begin(), acc.end());
-    result = LLVM::InlineAsmOp::create(
-        b, loc, resultType, operands, asmText,
-        "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", /*has_side_effects=*/false,
-        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-        /*operand_attrs=*/ArrayAttr())
-                 .getResult(0);
+    result =
+        LLVM::InlineAsmOp::create(
+            b, loc, resultType, operands, asmText,
+            "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", /*has_side_effects=*/false,
+            /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+            LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+            /*operand_attrs=*/ArrayAttr())
+            .getResult(0);
   } else {
     NVVM::MMATypes type = spec.kind == "tf32"   ? NVVM::MMATypes::tf32
                           : spec.kind == "bf16" ? NVVM::MMATypes::bf16
@@ -234,12 +233,12 @@ Value GemmBuilder::mma(ValueRange aRegs, ValueRange bRegs, ValueRange acc,
     std::optional<NVVM::MMAIntOverflow> overflow;
     if (isInt)
       overflow = NVVM::MMAIntOverflow::wrapped;
-    result = NVVM::MmaOp::create(
-        b, loc, resultType, aRegs, bRegs, acc, shape,
-        /*b1Op=*/std::nullopt, overflow,
-        std::array<NVVM::MMATypes, 2>{type, type},
-        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                       NVVM::MMALayout::col});
+    result =
+        NVVM::MmaOp::create(b, loc, resultType, aRegs, bRegs, acc, shape,
+                            /*b1Op=*/std::nullopt, overflow,
+                            std::array<NVVM::MMATypes, 2>{type, type},
+                            std::array<NVVM::MMALayout, 2>{
+                                NVVM::MMALayout::row, NVVM::MMALayout::col});
   }
   for (int64_t i = 0; i < 4; ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
@@ -294,8 +293,8 @@ void GemmBuilder::buildTensorCore() {
 
   bool isInt = spec.kind == "i8";
   Value zero = isInt ? i32(0)
-                     : arith::ConstantFloatOp::create(
-                           b, loc, b.getF32Type(), APFloat(0.0f))
+                     : arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                                      APFloat(0.0f))
                            .getResult();
   SmallVector<Value> init(16, zero);
   int64_t steps = (spec.k + spec.kStep() - 1) / spec.kStep();
@@ -331,8 +330,8 @@ void GemmBuilder::buildSimt() {
   for (int64_t r = 0; r < 16; ++r)
     aRows.push_back(
         add(aBase, mul(minIdx(add(rowBase, r), spec.m - 1), spec.k)));
-  Value zero = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
-                                              APFloat(0.0f));
+  Value zero =
+      arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
   SmallVector<Value> init(16, zero);
   // Sums in k order, one fused multiply-add per term.
   auto loop = scf::ForOp::create(
@@ -368,10 +367,10 @@ gpu::GPUFuncOp mlir::qtrain::buildGemmKernel(OpBuilder &builder, Location loc,
     return MemRefType::get({spec.batch * rows * cols},
                            storageType(ctx, encoding));
   };
-  auto type = builder.getFunctionType(
-      {memrefOf(spec.m, spec.k, spec.a), memrefOf(spec.n, spec.k, spec.b),
-       memrefOf(spec.m, spec.n, spec.c)},
-      {});
+  auto type = builder.getFunctionType({memrefOf(spec.m, spec.k, spec.a),
+                                       memrefOf(spec.n, spec.k, spec.b),
+                                       memrefOf(spec.m, spec.n, spec.c)},
+                                      {});
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(module.getBody());
   auto func = gpu::GPUFuncOp::create(builder, loc, name, type);

@@ -119,9 +119,8 @@ void CudaGemmKernelsPass::runOnOperation() {
   OpBuilder builder(ctx);
   builder.setInsertionPointToEnd(module.getBody());
   Location loc = module.getLoc();
-  auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/2,
-                                          "nvptx64-nvidia-cuda", chip,
-                                          features);
+  auto target = NVVM::NVVMTargetAttr::get(
+      ctx, /*optLevel=*/2, "nvptx64-nvidia-cuda", chip, features);
   auto gpuModule = gpu::GPUModuleOp::create(builder, loc, kCudaModuleName,
                                             builder.getArrayAttr({target}));
   module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
@@ -137,10 +136,10 @@ void CudaGemmKernelsPass::runOnOperation() {
     NamedAttrList &names = sites[{kernel.getSite(), kernel.getProduct()}];
     for (StringRef kind : kindList) {
       if (kind == "i8" && !i8SumsFitInt32(gemm->k)) {
-        kernel.emitWarning() << "qtrain-cuda-gemm-kernels: no i8 kernel for "
-                             << gemm->k
-                             << " terms (exact s32 sums hold fewer than "
-                                "2^17 products of 8-bit codes)";
+        kernel.emitWarning()
+            << "qtrain-cuda-gemm-kernels: no i8 kernel for " << gemm->k
+            << " terms (exact s32 sums hold fewer than "
+               "2^17 products of 8-bit codes)";
         continue;
       }
       FailureOr<GemmKernelSpec> spec =

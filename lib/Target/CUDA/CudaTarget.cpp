@@ -83,8 +83,8 @@ static FailureOr<std::string> assemble(Location loc, StringRef ptx,
     std::error_code ec;
     llvm::raw_fd_ostream os(input, ec);
     if (ec)
-      return emitError(loc) << "qtrain-compile: " << input << ": "
-                            << ec.message();
+      return emitError(loc)
+             << "qtrain-compile: " << input << ": " << ec.message();
     os << ptx;
   }
   std::string arch = ("-arch=" + chip).str();
@@ -104,7 +104,9 @@ static FailureOr<std::string> assemble(Location loc, StringRef ptx,
     if (auto buffer = llvm::MemoryBuffer::getFile(messages))
       log = (*buffer)->getBuffer().trim().str();
     return emitError(loc) << "qtrain-compile: ptxas -arch=" << chip
-                          << " failed (" << (error.empty() ? "status " + std::to_string(status) : error)
+                          << " failed ("
+                          << (error.empty() ? "status " + std::to_string(status)
+                                            : error)
                           << "): " << log;
   }
   auto cubin = llvm::MemoryBuffer::getFile(output, /*IsText=*/false);

@@ -49,8 +49,8 @@ struct GemmKernelSpec {
 
   /// The operand encodings a kind reads; fp8 reads e4m3 unless the operand
   /// is an error (e5m2).
-  static FailureOr<GemmKernelSpec> get(StringRef kind, int64_t batch,
-                                       int64_t m, int64_t n, int64_t k,
+  static FailureOr<GemmKernelSpec> get(StringRef kind, int64_t batch, int64_t m,
+                                       int64_t n, int64_t k,
                                        bool aIsError = false,
                                        bool bIsError = false);
 
