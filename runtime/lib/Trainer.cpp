@@ -559,7 +559,9 @@ Status Trainer::runTrain(const void *x, const int64_t *labels, float &loss,
   args[trainInputIndex] = const_cast<void *>(x);
   args[trainLabelsIndex] = const_cast<int64_t *>(labels);
   lossArg = 0;
-  Bundle::MemoryStatsFunction stats = bundle->getMemoryStats();
+  // The CPU library's allocator: a device holds the step's buffers itself.
+  Bundle::MemoryStatsFunction stats =
+      options.device ? nullptr : bundle->getMemoryStats();
   int64_t before = 0;
   if (stats) {
     bundle->getMemoryResetPeak()();

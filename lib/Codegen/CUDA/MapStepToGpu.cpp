@@ -208,7 +208,7 @@ static LogicalResult placeBuffers(IRRewriter &rewriter, func::FuncOp fn,
       rewriter.eraseOp(copy);
     } else if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
       // Read-only on the device: a copy made where the constant is read,
-      // freed before the function returns.
+      // freed at the end of its block.
       auto type = cast<MemRefType>(global.getType());
       if (!type.hasStaticShape() || !type.getLayout().isIdentity())
         return global.emitError("qtrain: cannot place this global on the "
@@ -226,12 +226,10 @@ static LogicalResult placeBuffers(IRRewriter &rewriter, func::FuncOp fn,
           });
       gpu::MemcpyOp::create(rewriter, loc, TypeRange(), ValueRange(),
                             device.getMemref(), global.getResult());
-      for (Block &block : fn.getBody())
-        if (auto ret = dyn_cast<func::ReturnOp>(block.getTerminator())) {
-          rewriter.setInsertionPoint(ret);
-          gpu::DeallocOp::create(rewriter, loc, TypeRange(), ValueRange(),
-                                 device.getMemref());
-        }
+      // Every use is in the global's block (dominance): freed at its end.
+      rewriter.setInsertionPoint(global->getBlock()->getTerminator());
+      gpu::DeallocOp::create(rewriter, loc, TypeRange(), ValueRange(),
+                             device.getMemref());
     } else {
       return op->emitError("qtrain: a stack buffer on the host of the CUDA "
                            "step (memref.alloca) is not supported");
