@@ -97,6 +97,26 @@ func.func @entry(%x: memref<8xf32>, %slots: memref<2xi32>) {
 
 // -----
 
+// A constant global the kernels read is copied to the device there, and
+// freed at the end of its block.
+
+// CHECK-LABEL: func.func @reads_global(
+// CHECK:         %[[G:.*]] = memref.get_global @ones : memref<4xf32>
+// CHECK:         %[[D:.*]] = gpu.alloc  () : memref<4xf32>
+// CHECK:         gpu.memcpy  %[[D]], %[[G]]
+// CHECK:         gpu.launch
+// CHECK:           memref.load %[[D]]
+// CHECK:         gpu.dealloc  %[[D]]
+// CHECK-NEXT:    return
+memref.global "private" constant @ones : memref<4xf32> = dense<1.0>
+func.func @reads_global(%out: memref<4xf32>) {
+  %g = memref.get_global @ones : memref<4xf32>
+  linalg.copy ins(%g : memref<4xf32>) outs(%out : memref<4xf32>)
+  return
+}
+
+// -----
+
 // A buffer the host code cannot share: it writes a constant global.
 
 memref.global "private" constant @table : memref<4xf32> = dense<1.0>
