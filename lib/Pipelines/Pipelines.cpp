@@ -281,6 +281,9 @@ void mlir::qtrain::buildCUDAStepPipeline(OpPassManager &pm) {
   buildCPUBufferPipeline(pm);
   pm.addPass(createCopiesToLinalgPass());
   pm.addPass(createCanonicalizerPass());
+  // Products on the GEMM kernels (gathers and epilogues are linalg ops,
+  // which the next pass maps like the rest).
+  pm.addPass(createGpuGemmsPass());
   pm.addPass(createMapStepToGpuPass());
   // The launches' index arithmetic (affine.apply of the loop mapping).
   pm.addPass(createLowerAffinePass());

@@ -12,6 +12,7 @@
 
 #include "qtrain/Analysis/BufferAliasing.h"
 #include "qtrain/Analysis/ConvAsGemm.h"
+#include "qtrain/Analysis/MulAddBody.h"
 
 #include "QTrain/QTrainDialect.h"
 
@@ -45,19 +46,11 @@ std::optional<std::pair<int32_t, int32_t>> codeBits(Operation *op) {
 
 /// The kernel serving `op`'s element types and body, if any.
 std::optional<StringRef> kernelFor(linalg::LinalgOp op) {
-  Type a = getElementTypeOrSelf(op.getDpsInputOperand(0)->get().getType());
-  Type b = getElementTypeOrSelf(op.getDpsInputOperand(1)->get().getType());
-  Type c = getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType());
-  Block &body = op->getRegion(0).front();
-  if (a.isF32() && b.isF32() && c.isF32()) {
-    bool isMulAdd = linalg::detail::isContractionBody(
-        body, [](Operation *mul, Operation *add) {
-          return isa<arith::MulFOp>(mul) && isa<arith::AddFOp>(add);
-        });
-    // No other arithmetic (a cast would change the product's rounding).
-    bool onlyMulAdd = llvm::all_of(body, [](Operation &inner) {
-      return isa<arith::MulFOp, arith::AddFOp, linalg::YieldOp>(inner);
-    });
+  std::optional<mlir::qtrain::MulAddBody> body =
+      mlir::qtrain::getMulAddBody(op);
+  if (!body)
+    return std::nullopt;
+  if (body->isFloat) {
     // Operands that hold bf16 values (qtrain-integer-kernels
     // input-grad=bf16) have the same products in the bf16 kernel, which
     // rounds them to bf16 exactly.
@@ -65,45 +58,16 @@ std::optional<StringRef> kernelFor(linalg::LinalgOp op) {
                     ->getLoadedDialect<mlir::qtrain::QTrainDialect>()
                     ->getBf16OperandsAttrHelper()
                     .isAttrPresent(op);
-    if (isMulAdd && onlyMulAdd)
-      return StringRef(bf16 ? "qtrain_mk_gemm_bf16" : "qtrain_mk_gemm_f32");
-    return std::nullopt;
+    return StringRef(bf16 ? "qtrain_mk_gemm_bf16" : "qtrain_mk_gemm_f32");
   }
-  unsigned width = a.isInteger(8) ? 8 : a.isInteger(16) ? 16 : 0;
-  if (width && b.isInteger(width) && c.isInteger(32)) {
-    bool isMulAdd = linalg::detail::isContractionBody(
-        body, [](Operation *mul, Operation *add) {
-          return isa<arith::MulIOp>(mul) && isa<arith::AddIOp>(add);
-        });
-    // The product of the two sign-extended factors, in i32 (extui, or a
-    // product wrapped to 8 bits before widening, would be another product).
-    auto signExtendedArg = [&](Value v) {
-      auto ext = v.getDefiningOp<arith::ExtSIOp>();
-      return ext && ext.getType().isInteger(32) &&
-             isa<BlockArgument>(ext.getIn()) &&
-             cast<BlockArgument>(ext.getIn()).getArgNumber() < 2;
-    };
-    bool signedCasts = llvm::all_of(body, [&](Operation &inner) {
-      if (auto mul = dyn_cast<arith::MulIOp>(inner))
-        return mul.getType().isInteger(32) && signExtendedArg(mul.getLhs()) &&
-               signExtendedArg(mul.getRhs());
-      if (auto ext = dyn_cast<arith::ExtSIOp>(inner))
-        return ext.getIn().getType().isInteger(width) &&
-               ext.getType().isInteger(32);
-      return isa<arith::AddIOp, linalg::YieldOp>(inner);
-    });
-    if (!isMulAdd || !signedCasts)
-      return std::nullopt;
-    if (width == 16)
-      return StringRef("qtrain_mk_gemm_s16s16s32");
-    // Narrow codes (qtrain-integer-kernels says how narrow): bit-serial
-    // when it has at most 4 bit-plane pairs, where it is faster than VNNI.
-    if (std::optional<std::pair<int32_t, int32_t>> bits = codeBits(op))
-      if (mlir::qtrain::usesBitSerialGemm(bits->first, bits->second))
-        return StringRef("qtrain_mk_gemm_bitserial");
-    return StringRef("qtrain_mk_gemm_s8s8s32");
-  }
-  return std::nullopt;
+  if (body->width == 16)
+    return StringRef("qtrain_mk_gemm_s16s16s32");
+  // Narrow codes (qtrain-integer-kernels says how narrow): bit-serial
+  // when it has at most 4 bit-plane pairs, where it is faster than VNNI.
+  if (std::optional<std::pair<int32_t, int32_t>> bits = codeBits(op))
+    if (mlir::qtrain::usesBitSerialGemm(bits->first, bits->second))
+      return StringRef("qtrain_mk_gemm_bitserial");
+  return StringRef("qtrain_mk_gemm_s8s8s32");
 }
 
 /// Position of loop `dim` among the results of `map` (a permutation of two

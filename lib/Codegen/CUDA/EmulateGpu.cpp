@@ -4,11 +4,15 @@
 // and block, and device allocations and copies become host ones, so that
 // the CUDA step runs on the CPU (qtrain-compile --cuda-emulate-step) and is
 // checked there against the CPU step. Exact for kernels without barriers or
-// shared memory, which is every kernel qtrain-map-step-to-gpu makes.
+// shared memory, which is every kernel qtrain-map-step-to-gpu makes. A
+// launch of a GEMM kernel (qtrain-gpu-gemms) runs the arithmetic its
+// description (qtrain.gemm) states instead of its tensor-core code.
 //
 //===----------------------------------------------------------------------===//
 
 #include "qtrain/Codegen/CUDA/Passes.h"
+
+#include "qtrain/Codegen/CUDA/GemmKernel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -87,6 +91,112 @@ static LogicalResult emulateLaunch(IRRewriter &rewriter, gpu::LaunchOp launch) {
   return success();
 }
 
+/// One element of a GEMM kernel's operand, `raw` in `encoding`, as the
+/// value the kernel multiplies: f32 (tf32: rounded to nearest, ties away
+/// from zero, as cvt.rna.tf32.f32) or an i32 code.
+static Value decodeOperand(OpBuilder &b, Location loc, Value raw,
+                           const GemmKernelSpec &spec, GemmEncoding encoding) {
+  auto i32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  };
+  switch (encoding) {
+  case GemmEncoding::F32: {
+    if (spec.kind != "tf32")
+      return raw;
+    Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), raw);
+    Value rounded = arith::AndIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, bits, i32(0x1000)),
+        i32(int32_t(0xFFFFE000u)));
+    return arith::BitcastOp::create(b, loc, b.getF32Type(), rounded);
+  }
+  case GemmEncoding::BF16: {
+    Value wide = arith::ExtUIOp::create(b, loc, b.getI32Type(), raw);
+    Value bits = arith::ShLIOp::create(b, loc, wide, i32(16));
+    return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+  }
+  case GemmEncoding::S8:
+    return arith::ExtSIOp::create(b, loc, b.getI32Type(), raw);
+  default:
+    return {};
+  }
+}
+
+/// Replaces the launch of a GEMM kernel by host loops computing what its
+/// description states: C[b, i, j] = sum over k, in order, of A[b, i, k] x
+/// B[b, j, k] (f32: one fused multiply-add per term, as the CUDA-core
+/// kernel; tensor-core kinds: exact products, f32 or exact s32 sums).
+static LogicalResult emulateGemmLaunch(IRRewriter &rewriter,
+                                       gpu::LaunchFuncOp launch) {
+  auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+      launch, launch.getKernel());
+  FailureOr<GemmKernelSpec> spec = GemmKernelSpec::fromAttr(
+      kernel ? kernel->getAttrOfType<DictionaryAttr>(kGemmAttrName)
+             : DictionaryAttr());
+  if (failed(spec) || launch.getNumKernelOperands() != 3 ||
+      launch.getAsyncToken() || !launch.getAsyncDependencies().empty())
+    return launch.emitError("qtrain-emulate-gpu: emulates only synchronous "
+                            "launches of GEMM kernels described by ")
+           << kGemmAttrName << " (qtrain-gpu-gemms)";
+  if (spec->a == GemmEncoding::E4M3 || spec->a == GemmEncoding::E5M2 ||
+      spec->b == GemmEncoding::E4M3 || spec->b == GemmEncoding::E5M2)
+    return launch.emitError("qtrain-emulate-gpu: fp8 GEMM kernels have no "
+                            "host emulation");
+  Location loc = launch.getLoc();
+  OpBuilder &b = rewriter;
+  b.setInsertionPoint(launch);
+  Value a = launch.getKernelOperand(0), bm = launch.getKernelOperand(1),
+        c = launch.getKernelOperand(2);
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value c0 = index(0), c1 = index(1), batch = index(spec->batch),
+        m = index(spec->m), n = index(spec->n), k = index(spec->k);
+  bool isInt = spec->c == GemmEncoding::S32;
+  Value zero =
+      isInt
+          ? arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0).getResult()
+          : arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                           APFloat(0.0f))
+                .getResult();
+  auto loop = scf::ParallelOp::create(b, loc, {c0, c0, c0}, {batch, m, n},
+                                      {c1, c1, c1});
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value bi = loop.getInductionVars()[0], i = loop.getInductionVars()[1],
+        j = loop.getInductionVars()[2];
+  // Row `row` of the [batch, rows, cols] operand at `bi`: its offset.
+  auto offset = [&](Value row, Value rows, Value cols) -> Value {
+    Value flat = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, bi, rows), row);
+    return arith::MulIOp::create(b, loc, flat, cols);
+  };
+  Value aRow = offset(i, m, k), bRow = offset(j, n, k);
+  auto sum = scf::ForOp::create(
+      b, loc, c0, k, c1, ValueRange{zero},
+      [&](OpBuilder &nb, Location nloc, Value kk, ValueRange acc) {
+        auto element = [&](Value memref, Value row, GemmEncoding encoding) {
+          Value raw = memref::LoadOp::create(
+              nb, nloc, memref,
+              ValueRange{arith::AddIOp::create(nb, nloc, row, kk)});
+          return decodeOperand(nb, nloc, raw, *spec, encoding);
+        };
+        Value av = element(a, aRow, spec->a), bv = element(bm, bRow, spec->b);
+        Value next;
+        if (isInt)
+          next = arith::AddIOp::create(nb, nloc, acc[0],
+                                       arith::MulIOp::create(nb, nloc, av, bv));
+        else if (spec->kind == "f32")
+          next = math::FmaOp::create(nb, nloc, av, bv, acc[0]);
+        else
+          next = arith::AddFOp::create(nb, nloc, acc[0],
+                                       arith::MulFOp::create(nb, nloc, av, bv));
+        scf::YieldOp::create(nb, nloc, next);
+      });
+  Value flat = arith::AddIOp::create(b, loc, offset(i, m, n), j);
+  memref::StoreOp::create(b, loc, sum.getResult(0), c, ValueRange{flat});
+  rewriter.eraseOp(launch);
+  return success();
+}
+
 void EmulateGpuPass::runOnOperation() {
   ModuleOp module = getOperation();
   IRRewriter rewriter(&getContext());
@@ -103,8 +213,13 @@ void EmulateGpuPass::runOnOperation() {
         return signalPassFailure();
       continue;
     }
+    if (auto launchFunc = dyn_cast<gpu::LaunchFuncOp>(op)) {
+      if (failed(emulateGemmLaunch(rewriter, launchFunc)))
+        return signalPassFailure();
+      continue;
+    }
     auto async = dyn_cast<gpu::AsyncOpInterface>(op);
-    if (isa<gpu::LaunchFuncOp, gpu::MemsetOp>(op) ||
+    if (isa<gpu::MemsetOp>(op) ||
         (async &&
          (async.getAsyncToken() || !async.getAsyncDependencies().empty()))) {
       op->emitError("qtrain-emulate-gpu: emulates synchronous gpu.launch, "
@@ -124,7 +239,13 @@ void EmulateGpuPass::runOnOperation() {
                                                   copy.getDst());
     }
   }
-  module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+  // The kernels the launches ran are host loops now.
+  for (auto kernels :
+       llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>()))
+    if (SymbolTable::symbolKnownUseEmpty(kernels, module))
+      rewriter.eraseOp(kernels);
+  if (module.getOps<gpu::GPUModuleOp>().empty())
+    module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
   // Every buffer is host memory now.
   module.walk([](func::FuncOp fn) {
     for (unsigned i = 0; i < fn.getNumArguments(); ++i)

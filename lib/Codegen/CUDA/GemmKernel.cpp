@@ -18,6 +18,8 @@
 
 #include "qtrain/Codegen/CUDA/GemmKernel.h"
 
+#include "QTrain/QTrainAttrs.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -86,6 +88,51 @@ int64_t GemmKernelSpec::kStep() const {
   if (kind == "fp8" || kind == "i8")
     return 32;
   return 1;
+}
+
+std::string GemmKernelSpec::name() const {
+  return llvm::formatv("qtrain_gemm_{0}_{1}x{2}_b{3}_m{4}_n{5}_k{6}", kind,
+                       stringifyGemmEncoding(a), stringifyGemmEncoding(b),
+                       batch, m, n, k);
+}
+
+DictionaryAttr GemmKernelSpec::toAttr(Builder &builder) const {
+  auto encoding = [&](GemmEncoding e) {
+    return builder.getStringAttr(stringifyGemmEncoding(e));
+  };
+  return builder.getDictionaryAttr(
+      {builder.getNamedAttr("kind", builder.getStringAttr(kind)),
+       builder.getNamedAttr("a", encoding(a)),
+       builder.getNamedAttr("b", encoding(b)),
+       builder.getNamedAttr("c", encoding(c)),
+       builder.getNamedAttr("batch", builder.getI64IntegerAttr(batch)),
+       builder.getNamedAttr("m", builder.getI64IntegerAttr(m)),
+       builder.getNamedAttr("n", builder.getI64IntegerAttr(n)),
+       builder.getNamedAttr("k", builder.getI64IntegerAttr(k)),
+       builder.getNamedAttr("grid", builder.getI64ArrayAttr(grid())),
+       builder.getNamedAttr("block", builder.getI64ArrayAttr(block()))});
+}
+
+FailureOr<GemmKernelSpec> GemmKernelSpec::fromAttr(DictionaryAttr attr) {
+  if (!attr)
+    return failure();
+  auto kind = attr.getAs<StringAttr>("kind");
+  auto a = attr.getAs<StringAttr>("a"), b = attr.getAs<StringAttr>("b");
+  auto integer = [&](StringRef key) -> int64_t {
+    auto v = attr.getAs<IntegerAttr>(key);
+    return v ? v.getInt() : 0;
+  };
+  int64_t batch = integer("batch"), m = integer("m"), n = integer("n"),
+          k = integer("k");
+  if (!kind || !a || !b || batch < 1 || m < 1 || n < 1 || k < 1)
+    return failure();
+  FailureOr<GemmKernelSpec> spec =
+      get(kind.getValue(), batch, m, n, k, a.getValue() == "e5m2",
+          b.getValue() == "e5m2");
+  if (failed(spec) || stringifyGemmEncoding(spec->a) != a.getValue() ||
+      stringifyGemmEncoding(spec->b) != b.getValue())
+    return failure();
+  return spec;
 }
 
 namespace {
@@ -360,8 +407,10 @@ void GemmBuilder::build() {
 
 gpu::GPUFuncOp mlir::qtrain::buildGemmKernel(OpBuilder &builder, Location loc,
                                              gpu::GPUModuleOp module,
-                                             StringRef name,
                                              const GemmKernelSpec &spec) {
+  std::string name = spec.name();
+  if (auto existing = module.lookupSymbol<gpu::GPUFuncOp>(name))
+    return existing;
   MLIRContext *ctx = builder.getContext();
   auto memrefOf = [&](int64_t rows, int64_t cols, GemmEncoding encoding) {
     return MemRefType::get({spec.batch * rows * cols},
@@ -376,6 +425,7 @@ gpu::GPUFuncOp mlir::qtrain::buildGemmKernel(OpBuilder &builder, Location loc,
   auto func = gpu::GPUFuncOp::create(builder, loc, name, type);
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                 builder.getUnitAttr());
+  func->setAttr(kGemmAttrName, spec.toAttr(builder));
   auto block = spec.block();
   func.setKnownBlockSizeAttr(builder.getDenseI32ArrayAttr(
       {int32_t(block[0]), int32_t(block[1]), int32_t(block[2])}));

@@ -16,7 +16,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::qtrain {
 #define GEN_PASS_DEF_CUDAGEMMKERNELSPASS
@@ -145,32 +144,11 @@ void CudaGemmKernelsPass::runOnOperation() {
       FailureOr<GemmKernelSpec> spec =
           GemmKernelSpec::get(kind, gemm->batch, gemm->m, gemm->n, gemm->k,
                               gemm->aIsError, gemm->bIsError);
-      std::string name = llvm::formatv(
-          "qtrain_gemm_{0}_{1}x{2}_b{3}_m{4}_n{5}_k{6}", kind,
-          stringifyGemmEncoding(spec->a), stringifyGemmEncoding(spec->b),
-          spec->batch, spec->m, spec->n, spec->k);
+      std::string name = spec->name();
       names.set(kind, builder.getStringAttr(name));
       if (built.count(name))
         continue;
-      gpu::GPUFuncOp func =
-          buildGemmKernel(builder, kernel.getLoc(), gpuModule, name, *spec);
-      auto grid = spec->grid(), block = spec->block();
-      SmallVector<NamedAttribute> fields = {
-          builder.getNamedAttr("kind", builder.getStringAttr(kind)),
-          builder.getNamedAttr(
-              "a", builder.getStringAttr(stringifyGemmEncoding(spec->a))),
-          builder.getNamedAttr(
-              "b", builder.getStringAttr(stringifyGemmEncoding(spec->b))),
-          builder.getNamedAttr(
-              "c", builder.getStringAttr(stringifyGemmEncoding(spec->c))),
-          builder.getNamedAttr("batch", builder.getI64IntegerAttr(spec->batch)),
-          builder.getNamedAttr("m", builder.getI64IntegerAttr(spec->m)),
-          builder.getNamedAttr("n", builder.getI64IntegerAttr(spec->n)),
-          builder.getNamedAttr("k", builder.getI64IntegerAttr(spec->k)),
-          builder.getNamedAttr("grid", builder.getI64ArrayAttr(grid)),
-          builder.getNamedAttr("block", builder.getI64ArrayAttr(block))};
-      func->setAttr(kGemmAttrName, builder.getDictionaryAttr(fields));
-      built[name] = func;
+      built[name] = buildGemmKernel(builder, kernel.getLoc(), gpuModule, *spec);
       ++perKind[kind];
     }
   }

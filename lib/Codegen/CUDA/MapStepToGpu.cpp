@@ -258,7 +258,8 @@ findHostBuffers(ModuleOp module, ArrayRef<func::FuncOp> functions) {
   SmallVector<std::pair<Value, Operation *>> worklist;
   for (func::FuncOp fn : functions) {
     WalkResult walk = fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (isa<gpu::LaunchOp>(op))
+      // Kernels (qtrain-gpu-gemms launches its own) access device memory.
+      if (isa<gpu::LaunchOp, gpu::LaunchFuncOp>(op))
         return WalkResult::skip();
       if (isa<func::FuncOp, func::CallOp, memref::AllocOp, memref::DeallocOp,
               memref::CopyOp, memref::GetGlobalOp>(op))

@@ -74,3 +74,122 @@ func.func @async(%a: memref<4xf32>, %b: memref<4xf32>) {
   gpu.wait [%t1]
   return
 }
+
+// -----
+
+// A GEMM kernel's launch (qtrain-gpu-gemms) runs what its qtrain.gemm
+// description states, C[b, i, j] = sum over k in order of A[b, i, k] x
+// B[b, j, k]: f32 with one fused multiply-add per term; the kernels'
+// module goes once nothing launches it.
+
+// CHECK-LABEL: func.func @gemm_f32(
+// CHECK-SAME:    %[[A:.*]]: memref<96xf32>, %[[B:.*]]: memref<48xf32>, %[[C:.*]]: memref<72xf32>)
+// CHECK:         scf.parallel ({{.*}}) = (%c0, %c0, %c0) to (%c2{{.*}}, %c6, %c3)
+// CHECK:           %[[S:.*]] = scf.for %{{.*}} = %c0 to %c8 step %c1{{.*}} iter_args(%[[ACC:.*]] = %cst) -> (f32)
+// CHECK:             %[[X:.*]] = memref.load %[[A]]
+// CHECK:             %[[Y:.*]] = memref.load %[[B]]
+// CHECK:             %[[F:.*]] = math.fma %[[X]], %[[Y]], %[[ACC]] : f32
+// CHECK:             scf.yield %[[F]]
+// CHECK:           memref.store %[[S]], %[[C]]
+// CHECK-NOT:     gpu.
+module attributes {gpu.container_module} {
+  func.func @gemm_f32(%a: memref<96xf32>, %b: memref<48xf32>, %c: memref<72xf32>) {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c128 = arith.constant 128 : index
+    gpu.launch_func @k::@f32 blocks in (%c1, %c1, %c2) threads in (%c128, %c1, %c1)
+      args(%a : memref<96xf32>, %b : memref<48xf32>, %c : memref<72xf32>)
+    return
+  }
+  gpu.module @k {
+    gpu.func @f32(%a: memref<96xf32>, %b: memref<48xf32>, %c: memref<72xf32>) kernel
+        attributes {qtrain.gemm = {kind = "f32", a = "f32", b = "f32", c = "f32",
+                                   batch = 2, m = 6, n = 3, k = 8,
+                                   grid = [1, 1, 2], block = [128, 1, 1]}} {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// bf16 bits widened to f32 and 8-bit codes summed exactly in i32.
+
+// CHECK-LABEL: func.func @gemm_narrow(
+// CHECK:         scf.for
+// CHECK:           arith.extui %{{.*}} : i16 to i32
+// CHECK:           arith.shli %{{.*}}, %c16_i32
+// CHECK:           arith.bitcast %{{.*}} : i32 to f32
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK:         scf.for
+// CHECK:           arith.extsi %{{.*}} : i8 to i32
+// CHECK:           arith.extsi %{{.*}} : i8 to i32
+// CHECK:           arith.muli
+// CHECK:           arith.addi
+// CHECK-NOT:     gpu.
+module attributes {gpu.container_module} {
+  func.func @gemm_narrow(%a: memref<32xi16>, %c: memref<16xf32>,
+                         %p: memref<32xi8>, %r: memref<16xi32>) {
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    gpu.launch_func @k::@bf16 blocks in (%c1, %c1, %c1) threads in (%c128, %c1, %c1)
+      args(%a : memref<32xi16>, %a : memref<32xi16>, %c : memref<16xf32>)
+    gpu.launch_func @k::@i8 blocks in (%c1, %c1, %c1) threads in (%c128, %c1, %c1)
+      args(%p : memref<32xi8>, %p : memref<32xi8>, %r : memref<16xi32>)
+    return
+  }
+  gpu.module @k {
+    gpu.func @bf16(%a: memref<32xi16>, %b: memref<32xi16>, %c: memref<16xf32>) kernel
+        attributes {qtrain.gemm = {kind = "bf16", a = "bf16", b = "bf16", c = "f32",
+                                   batch = 1, m = 4, n = 4, k = 8,
+                                   grid = [1, 1, 1], block = [128, 1, 1]}} {
+      gpu.return
+    }
+    gpu.func @i8(%a: memref<32xi8>, %b: memref<32xi8>, %c: memref<16xi32>) kernel
+        attributes {qtrain.gemm = {kind = "i8", a = "s8", b = "s8", c = "s32",
+                                   batch = 1, m = 4, n = 4, k = 8,
+                                   grid = [1, 1, 1], block = [128, 1, 1]}} {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Any other kernel launch has no host form.
+
+module attributes {gpu.container_module} {
+  func.func @other(%a: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    // expected-error @+1 {{emulates only synchronous launches of GEMM kernels described by qtrain.gemm}}
+    gpu.launch_func @k::@other blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+      args(%a : memref<4xf32>)
+    return
+  }
+  gpu.module @k {
+    gpu.func @other(%a: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  func.func @fp8(%a: memref<32xi8>, %c: memref<16xf32>) {
+    %c1 = arith.constant 1 : index
+    // expected-error @+1 {{fp8 GEMM kernels have no host emulation}}
+    gpu.launch_func @k::@fp8 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+      args(%a : memref<32xi8>, %a : memref<32xi8>, %c : memref<16xf32>)
+    return
+  }
+  gpu.module @k {
+    gpu.func @fp8(%a: memref<32xi8>, %b: memref<32xi8>, %c: memref<16xf32>) kernel
+        attributes {qtrain.gemm = {kind = "fp8", a = "e4m3", b = "e4m3", c = "f32",
+                                   batch = 1, m = 4, n = 4, k = 8,
+                                   grid = [1, 1, 1], block = [128, 1, 1]}} {
+      gpu.return
+    }
+  }
+}

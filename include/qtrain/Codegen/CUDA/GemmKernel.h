@@ -62,6 +62,15 @@ struct GemmKernelSpec {
   std::array<int64_t, 3> block() const { return {kThreads, 1, 1}; }
   /// The k of one tensor-core step (1 for f32).
   int64_t kStep() const;
+
+  /// The kernel's symbol: qtrain_gemm_KIND_AxB_bBATCH_mM_nN_kK. Kernels of
+  /// one name compute the same thing.
+  std::string name() const;
+  /// The kernel's description (kGemmAttrName): kind, a, b, c, batch, m, n,
+  /// k, grid and block.
+  DictionaryAttr toAttr(Builder &builder) const;
+  /// The spec a description gives, or failure if it is not one.
+  static FailureOr<GemmKernelSpec> fromAttr(DictionaryAttr attr);
 };
 
 /// The kinds the builder knows, in the manifest's order.
@@ -71,12 +80,12 @@ ArrayRef<StringRef> gemmKernelKinds();
 /// 8-bit codes (|c| <= 128): k * 2^14 < 2^31.
 inline bool i8SumsFitInt32(int64_t k) { return k < (int64_t(1) << 17); }
 
-/// Appends the kernel `name` for `spec` to `module`. The kernel's
-/// arguments are the three static 1-D memrefs of A, B and C (their
-/// elements: f32, i16 bf16 bits, i8 fp8 bytes or codes; f32 or i32), so
-/// that with bare pointers they are three device pointers.
+/// The kernel for `spec` in `module` (spec.name(), described by
+/// kGemmAttrName), appended on first use. The kernel's arguments are the
+/// three static 1-D memrefs of A, B and C (their elements: f32, i16 bf16
+/// bits, i8 fp8 bytes or codes; f32 or i32).
 gpu::GPUFuncOp buildGemmKernel(OpBuilder &builder, Location loc,
-                               gpu::GPUModuleOp module, StringRef name,
+                               gpu::GPUModuleOp module,
                                const GemmKernelSpec &spec);
 
 } // namespace mlir::qtrain

@@ -69,6 +69,57 @@ def CudaGemmKernelsPass
   ];
 }
 
+def GpuGemmsPass : Pass<"qtrain-gpu-gemms", "::mlir::ModuleOp"> {
+  let summary = "The bufferized step's GEMMs on the GPU GEMM kernels";
+  let description = [{
+    The GPU analogue of `qtrain-microkernels`, run by
+    `qtrain-lower-cuda-step` before `qtrain-map-step-to-gpu`. Every linalg
+    contraction of the bufferized step whose body a GEMM kernel computes
+    exactly (`qtrain/Analysis/MulAddBody.h`) and whose loops are static
+    becomes, in place:
+
+    1. two gathers (`linalg.generic`, mapped onto threads like any other
+       op): A into a dense `[batch, m, k]` buffer and B into `[batch, n, k]`,
+       K-contiguous in the kernel's encoding, with m the loops of the first
+       operand and the init, n those of the second and the init, k those of
+       both operands and batch those of all three. A convolution's first
+       operand is thereby its patches (im2col);
+    2. a `gpu.launch_func` of the GEMM kernel of `lib/Codegen/CUDA/GemmKernel.h`
+       (`C = A B^T` per batch, in `gpu.module @qtrain_step_gemms`, described
+       by `qtrain.gemm`), its grid and block from that description;
+    3. an epilogue (`linalg.generic`) adding C to the init through the
+       init's indexing map, as the contraction accumulates into it.
+
+    The kernel's kind follows the variant's arithmetic, so each precision
+    variant of a site runs its own kernel: sign-extended 8-bit codes (the
+    3- to 8-bit fixed-point grids) on `i8` (`mma.sync` m16n8k32, exact s32
+    sums, fewer than 2^17 terms), f32 operands marked
+    `qtrain.bf16_operands` on `bf16` (exact: they hold bf16 values), and
+    other f32 products on `f32-kind` (`f32`: FMA on the CUDA cores, or
+    `tf32`: tensor cores, operands rounded to tf32). 16-bit codes, other
+    bodies, dynamic loops, init maps that are not projected permutations,
+    products below `min-flops` multiply-adds and those whose gathered
+    operand would exceed `max-gather-mib` stay loop nests for
+    `qtrain-map-step-to-gpu`.
+  }];
+  let options = [
+    Option<"f32Kind", "f32-kind", "std::string", /*default=*/"\"f32\"",
+           "The kernel of f32 products: f32 (CUDA cores) or tf32 (tensor "
+           "cores)">,
+    Option<"minFlops", "min-flops", "int64_t", /*default=*/"32768",
+           "Smallest product (multiply-adds) run on a GEMM kernel">,
+    Option<"maxGatherMiB", "max-gather-mib", "int64_t", /*default=*/"512",
+           "Largest gathered operand (MiB) of a product run on a GEMM "
+           "kernel">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::qtrain::QTrainDialect"
+  ];
+}
+
 def MapStepToGpuPass : Pass<"qtrain-map-step-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Every loop nest of the bufferized step as a GPU kernel launch";
   let description = [{
@@ -115,10 +166,20 @@ def EmulateGpuPass : Pass<"qtrain-emulate-gpu", "::mlir::ModuleOp"> {
     of the step onto threads and device buffers, not NVVM code generation.
     The `qtrain.host_visible` marks of the entry points go: every buffer is
     host memory.
+
+    A `gpu.launch_func` of a GEMM kernel (`qtrain-gpu-gemms`) becomes host
+    loops computing what the kernel's `qtrain.gemm` description states:
+    `C[b, i, j]` the sum over k, in order, of the decoded products (f32: a
+    fused multiply-add per term, as the CUDA-core kernel; tf32 operands
+    rounded to nearest, ties away; bf16 bits widened; s8 codes summed
+    exactly in i32). This checks the gathers and epilogues around the
+    kernels, not their tensor-core code, which `qtrain-cuda-check` checks on
+    a device; fp8 kernels have no emulation (an error). Unused gpu.modules
+    are erased.
   }];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect"
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
   ];
 }
 

@@ -1,0 +1,300 @@
+//===- GpuGemms.cpp - The step's GEMMs on the GPU GEMM kernels ------------===//
+//
+// qtrain-gpu-gemms: a bufferized linalg contraction that a GEMM kernel of
+// GemmKernel.h computes exactly becomes a gather of each operand into the
+// kernel's K-contiguous layout, a launch of the kernel for the variant's
+// arithmetic, and an epilogue adding its result to the init.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/Codegen/CUDA/Passes.h"
+
+#include "qtrain/Analysis/MulAddBody.h"
+#include "qtrain/Codegen/CUDA/GemmKernel.h"
+
+#include "QTrain/QTrainDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::qtrain {
+#define GEN_PASS_DEF_GPUGEMMSPASS
+#include "qtrain/Codegen/CUDA/Passes.h.inc"
+} // namespace mlir::qtrain
+
+using namespace mlir;
+using namespace mlir::qtrain;
+
+/// The name of the gpu.module that holds the step's GEMM kernels.
+static constexpr llvm::StringLiteral kStepGemmsModuleName = "qtrain_step_gemms";
+
+namespace {
+
+/// A contraction's loops as the kernel's GEMM dimensions, each class in
+/// loop order.
+struct GemmLoops {
+  SmallVector<unsigned> batch, m, n, k;
+  SmallVector<int64_t> ranges;
+
+  int64_t size(ArrayRef<unsigned> dims) const {
+    int64_t product = 1;
+    for (unsigned d : dims)
+      product *= ranges[d];
+    return product;
+  }
+};
+
+struct GpuGemmsPass : mlir::qtrain::impl::GpuGemmsPassBase<GpuGemmsPass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+} // namespace
+
+/// The GEMM of `op`'s loops, if each loop is read by two or three of its
+/// operands, is parallel exactly when the init reads it, and has a static
+/// range, and the init's map is a projected permutation.
+static std::optional<GemmLoops> gemmLoops(linalg::LinalgOp op) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!maps[2].isProjectedPermutation())
+    return std::nullopt;
+  GemmLoops loops;
+  loops.ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned d = 0; d < loops.ranges.size(); ++d) {
+    if (ShapedType::isDynamic(loops.ranges[d]) || loops.ranges[d] < 1)
+      return std::nullopt;
+    bool inA = maps[0].isFunctionOfDim(d), inB = maps[1].isFunctionOfDim(d),
+         inC = maps[2].isFunctionOfDim(d);
+    if (inC != (iterators[d] == utils::IteratorType::parallel))
+      return std::nullopt;
+    if (inA && inB && inC)
+      loops.batch.push_back(d);
+    else if (inA && inC)
+      loops.m.push_back(d);
+    else if (inB && inC)
+      loops.n.push_back(d);
+    else if (inA && inB)
+      loops.k.push_back(d);
+    else
+      return std::nullopt;
+  }
+  return loops;
+}
+
+/// `map` (over the contraction's loops) over the loops `order` instead:
+/// loop order[i] becomes loop i; a loop not in `order` must not occur.
+static AffineMap reindex(AffineMap map, ArrayRef<unsigned> order) {
+  MLIRContext *ctx = map.getContext();
+  SmallVector<AffineExpr> dims(map.getNumDims(), getAffineConstantExpr(0, ctx));
+  for (auto [i, d] : llvm::enumerate(order))
+    dims[d] = getAffineDimExpr(i, ctx);
+  return map.replaceDimsAndSymbols(dims, {}, order.size(), 0);
+}
+
+/// The kernel's element type for an operand encoding.
+static Type encodedType(MLIRContext *ctx, GemmEncoding encoding) {
+  switch (encoding) {
+  case GemmEncoding::F32:
+    return Float32Type::get(ctx);
+  case GemmEncoding::BF16:
+    return IntegerType::get(ctx, 16);
+  case GemmEncoding::S32:
+    return IntegerType::get(ctx, 32);
+  case GemmEncoding::E4M3:
+  case GemmEncoding::E5M2:
+  case GemmEncoding::S8:
+    return IntegerType::get(ctx, 8);
+  }
+  return {};
+}
+
+/// A dense buffer of `shape` gathered from `source` through `map` (over
+/// loops of that shape), each element in `encoding`, collapsed to 1-D.
+static Value gather(OpBuilder &b, Location loc, Value source, AffineMap map,
+                    ArrayRef<int64_t> shape, GemmEncoding encoding,
+                    SmallVectorImpl<Value> &buffers) {
+  MLIRContext *ctx = b.getContext();
+  Type element = encodedType(ctx, encoding);
+  auto type = MemRefType::get(shape, element);
+  unsigned rank = shape.size();
+  SmallVector<ReassociationIndices> all(1);
+  for (unsigned i = 0; i < rank; ++i)
+    all[0].push_back(i);
+  // A dense buffer already in the kernel's layout and encoding is read as
+  // it is.
+  auto sourceType = cast<MemRefType>(source.getType());
+  if (map.isIdentity() && sourceType == type)
+    return rank == 1 ? source
+                     : memref::CollapseShapeOp::create(b, loc, source, all)
+                           .getResult();
+  Value packed = memref::AllocOp::create(b, loc, type);
+  buffers.push_back(packed);
+  linalg::GenericOp::create(
+      b, loc, ValueRange{source}, ValueRange{packed},
+      ArrayRef<AffineMap>{map, AffineMap::getMultiDimIdentityMap(rank, ctx)},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value v = args[0];
+        if (encoding == GemmEncoding::BF16) {
+          // Exact: the operand holds bf16 values (qtrain.bf16_operands).
+          v = arith::TruncFOp::create(nb, nloc, nb.getBF16Type(), v);
+          v = arith::BitcastOp::create(nb, nloc, nb.getI16Type(), v);
+        }
+        linalg::YieldOp::create(nb, nloc, v);
+      });
+  if (rank == 1)
+    return packed;
+  return memref::CollapseShapeOp::create(b, loc, packed, all);
+}
+
+/// The kernel's kind for `op`, or failure (with the reason a remark) if no
+/// kernel computes it exactly.
+static FailureOr<StringRef> kernelKind(linalg::LinalgOp op, StringRef f32Kind,
+                                       int64_t k) {
+  std::optional<MulAddBody> body = getMulAddBody(op);
+  if (!body)
+    return failure();
+  if (body->isFloat) {
+    bool bf16 = op->getContext()
+                    ->getLoadedDialect<QTrainDialect>()
+                    ->getBf16OperandsAttrHelper()
+                    .isAttrPresent(op);
+    return bf16 ? StringRef("bf16") : f32Kind;
+  }
+  if (body->width != 8 || !i8SumsFitInt32(k))
+    return failure();
+  return StringRef("i8");
+}
+
+/// The module's gpu.module of GEMM kernels, created on first use.
+static gpu::GPUModuleOp stepGemmsModule(ModuleOp module) {
+  if (auto existing =
+          module.lookupSymbol<gpu::GPUModuleOp>(kStepGemmsModuleName))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  b.getUnitAttr());
+  return gpu::GPUModuleOp::create(b, module.getLoc(), kStepGemmsModuleName);
+}
+
+/// Replaces `op` by gathers, the kernel of `spec` and the epilogue.
+static void rewriteGemm(IRRewriter &rewriter, linalg::LinalgOp op,
+                        const GemmLoops &loops, const GemmKernelSpec &spec,
+                        gpu::GPUModuleOp kernels) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  gpu::GPUFuncOp kernel = buildGemmKernel(rewriter, loc, kernels, spec);
+  rewriter.setInsertionPoint(op);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<Value> buffers;
+  auto operand = [&](unsigned i, ArrayRef<unsigned> rows,
+                     GemmEncoding encoding) {
+    SmallVector<unsigned> order(loops.batch);
+    order.append(rows.begin(), rows.end());
+    order.append(loops.k.begin(), loops.k.end());
+    SmallVector<int64_t> shape;
+    for (unsigned d : order)
+      shape.push_back(loops.ranges[d]);
+    return gather(rewriter, loc, op.getDpsInputOperand(i)->get(),
+                  reindex(maps[i], order), shape, encoding, buffers);
+  };
+  Value a = operand(0, loops.m, spec.a);
+  Value b = operand(1, loops.n, spec.b);
+
+  Type cType = encodedType(ctx, spec.c);
+  Value c = memref::AllocOp::create(
+      rewriter, loc, MemRefType::get({spec.batch * spec.m * spec.n}, cType));
+  auto constant = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  };
+  auto grid = spec.grid(), block = spec.block();
+  gpu::LaunchFuncOp::create(
+      rewriter, loc, kernel,
+      gpu::KernelDim3{constant(grid[0]), constant(grid[1]), constant(grid[2])},
+      gpu::KernelDim3{constant(block[0]), constant(block[1]),
+                      constant(block[2])},
+      /*dynamicSharedMemorySize=*/Value(), ValueRange{a, b, c});
+
+  // init += C, over the loops batch, m, n.
+  SmallVector<unsigned> order(loops.batch);
+  order.append(loops.m.begin(), loops.m.end());
+  order.append(loops.n.begin(), loops.n.end());
+  SmallVector<int64_t> shape;
+  for (unsigned d : order)
+    shape.push_back(loops.ranges[d]);
+  Value result = c;
+  if (shape.size() != 1) {
+    SmallVector<ReassociationIndices> all(1);
+    for (unsigned i = 0; i < shape.size(); ++i)
+      all[0].push_back(i);
+    result = memref::ExpandShapeOp::create(
+        rewriter, loc, MemRefType::get(shape, cType), c, all);
+  }
+  Value init = op.getDpsInitOperand(0)->get();
+  bool isFloat = isa<FloatType>(getElementTypeOrSelf(init.getType()));
+  linalg::GenericOp::create(
+      rewriter, loc, ValueRange{result}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(shape.size(), ctx),
+                          reindex(maps[2], order)},
+      SmallVector<utils::IteratorType>(shape.size(),
+                                       utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value sum =
+            isFloat
+                ? arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult()
+                : arith::AddIOp::create(nb, nloc, args[1], args[0]).getResult();
+        linalg::YieldOp::create(nb, nloc, sum);
+      });
+  buffers.push_back(c);
+  for (Value buffer : buffers)
+    memref::DeallocOp::create(rewriter, loc, buffer);
+  rewriter.eraseOp(op);
+}
+
+void GpuGemmsPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  if (f32Kind != "f32" && f32Kind != "tf32") {
+    module.emitError("qtrain-gpu-gemms: f32-kind must be f32 or tf32, got '")
+        << f32Kind << "'";
+    return signalPassFailure();
+  }
+  if (minFlops < 0 || maxGatherMiB < 1) {
+    module.emitError("qtrain-gpu-gemms: min-flops must be at least 0 and "
+                     "max-gather-mib at least 1");
+    return signalPassFailure();
+  }
+  SmallVector<linalg::LinalgOp> ops;
+  for (auto fn : module.getOps<func::FuncOp>())
+    fn.walk([&](linalg::LinalgOp op) {
+      if (op.hasPureBufferSemantics() && op.getNumDpsInputs() == 2 &&
+          op.getNumDpsInits() == 1 && op.getNumReductionLoops() > 0)
+        ops.push_back(op);
+    });
+  IRRewriter rewriter(&getContext());
+  gpu::GPUModuleOp kernels;
+  for (linalg::LinalgOp op : ops) {
+    std::optional<GemmLoops> loops = gemmLoops(op);
+    if (!loops)
+      continue;
+    int64_t batch = loops->size(loops->batch), m = loops->size(loops->m),
+            n = loops->size(loops->n), k = loops->size(loops->k);
+    if (batch * m * n * k < minFlops)
+      continue;
+    FailureOr<StringRef> kind = kernelKind(op, f32Kind, k);
+    if (failed(kind))
+      continue;
+    FailureOr<GemmKernelSpec> spec = GemmKernelSpec::get(*kind, batch, m, n, k);
+    if (failed(spec))
+      continue;
+    int64_t elementBytes = *kind == "f32" || *kind == "tf32" ? 4
+                           : *kind == "bf16"                 ? 2
+                                                             : 1;
+    int64_t largest = batch * std::max(m, n) * k * elementBytes;
+    if (largest > (maxGatherMiB << 20))
+      continue;
+    if (!kernels)
+      kernels = stepGemmsModule(module);
+    rewriteGemm(rewriter, op, *loops, *spec, kernels);
+  }
+}

@@ -1,0 +1,191 @@
+// RUN: qtrain-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --qtrain-gpu-gemms | FileCheck %s
+// RUN: qtrain-opt %s --split-input-file --qtrain-gpu-gemms="f32-kind=tf32" \
+// RUN:   | FileCheck %s --check-prefix=TF32
+// RUN: qtrain-opt %s --split-input-file --qtrain-gpu-gemms="min-flops=1000000000" \
+// RUN:   | FileCheck %s --check-prefix=SMALL
+// RUN: not qtrain-opt %s --split-input-file --qtrain-gpu-gemms="f32-kind=f16" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=KIND
+
+// KIND: f32-kind must be f32 or tf32, got 'f16'
+// SMALL-NOT: gpu.launch_func
+
+// An f32 product on the f32 kernel. A is dense [m, k] already and is read
+// as it is; B [k, n] is gathered K-contiguous into [n, k]; the epilogue adds
+// C to the init, which the matmul accumulates into.
+
+// CHECK-LABEL: func.func @matmul(
+// CHECK-SAME:    %[[A:.*]]: memref<128x64xf32>, %[[B:.*]]: memref<64x96xf32>, %[[C:.*]]: memref<128x96xf32>)
+// CHECK:         %[[AF:.*]] = memref.collapse_shape %[[A]] {{\[\[}}0, 1]] : memref<128x64xf32> into memref<8192xf32>
+// CHECK:         %[[BT:.*]] = memref.alloc() : memref<96x64xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$T:.*]], #[[$ID:.*]]], {{.*}} ins(%[[B]] : memref<64x96xf32>) outs(%[[BT]] : memref<96x64xf32>)
+// CHECK:         %[[BF:.*]] = memref.collapse_shape %[[BT]] {{.*}} into memref<6144xf32>
+// CHECK:         %[[R:.*]] = memref.alloc() : memref<12288xf32>
+// CHECK:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_f32_f32xf32_b1_m128_n96_k64 blocks in (%c3, %c2, %c1) threads in (%c128, %c1{{.*}}, %c1{{.*}}) args(%[[AF]] : memref<8192xf32>, %[[BF]] : memref<6144xf32>, %[[R]] : memref<12288xf32>)
+// CHECK:         %[[RE:.*]] = memref.expand_shape %[[R]] {{\[\[}}0, 1]] output_shape [128, 96]
+// CHECK:         linalg.generic {{.*}} ins(%[[RE]] : memref<128x96xf32>) outs(%[[C]] : memref<128x96xf32>)
+// CHECK:           %[[S:.*]] = arith.addf %[[OUT:.*]], %[[IN:.*]] : f32
+// CHECK:           linalg.yield %[[S]]
+// CHECK-DAG:     memref.dealloc %[[BT]]
+// CHECK-DAG:     memref.dealloc %[[R]]
+// CHECK-NOT:     linalg.matmul
+// CHECK:       gpu.module @qtrain_step_gemms
+// CHECK:         gpu.func @qtrain_gemm_f32_f32xf32_b1_m128_n96_k64(%{{.*}}: memref<8192xf32>, %{{.*}}: memref<6144xf32>, %{{.*}}: memref<12288xf32>) kernel
+// CHECK-SAME:      qtrain.gemm = {a = "f32", b = "f32", batch = 1 : i64, block = [128, 1, 1], c = "f32", grid = [3, 2, 1], k = 64 : i64, kind = "f32", m = 128 : i64, n = 96 : i64}
+// CHECK:           llvm.intr.fma
+// TF32-LABEL: func.func @matmul(
+// TF32:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_tf32_f32xf32_b1_m128_n96_k64
+// TF32:       gpu.func @qtrain_gemm_tf32_f32xf32_b1_m128_n96_k64
+// TF32:         nvvm.convert.float.to.tf32 {{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
+// TF32:         nvvm.mma.sync
+func.func @matmul(%a: memref<128x64xf32>, %b: memref<64x96xf32>, %c: memref<128x96xf32>) {
+  linalg.matmul ins(%a, %b : memref<128x64xf32>, memref<64x96xf32>)
+                outs(%c : memref<128x96xf32>)
+  return
+}
+
+// -----
+
+// Sign-extended 8-bit codes (the 3- to 8-bit grids) on the i8 tensor-core
+// kernel, exact s32 sums; operands already [m, k] and [n, k].
+
+// CHECK-LABEL: func.func @codes(
+// CHECK-NOT:     memref.alloc() : memref<{{.*}}xi8>
+// CHECK:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_i8_s8xs8_b1_m64_n32_k256
+// CHECK:         linalg.generic
+// CHECK:           arith.addi
+// CHECK:       gpu.func @qtrain_gemm_i8_s8xs8_b1_m64_n32_k256(%{{.*}}: memref<16384xi8>, %{{.*}}: memref<8192xi8>, %{{.*}}: memref<2048xi32>)
+// CHECK:         nvvm.mma.sync {{.*}} {intOverflowBehavior = #nvvm.mma_int_overflow<wrapped>, layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<s8>, multiplicandBPtxType = #nvvm.mma_type<s8>, shape = #nvvm.shape<m = 16, n = 8, k = 32>}
+#ak = affine_map<(i, j, k) -> (i, k)>
+#bk = affine_map<(i, j, k) -> (j, k)>
+#cij = affine_map<(i, j, k) -> (i, j)>
+func.func @codes(%a: memref<64x256xi8>, %b: memref<32x256xi8>, %c: memref<64x32xi32>) {
+  linalg.generic {indexing_maps = [#ak, #bk, #cij],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<64x256xi8>, memref<32x256xi8>) outs(%c : memref<64x32xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %0 = arith.extsi %x : i8 to i32
+    %1 = arith.extsi %y : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  return
+}
+
+// -----
+
+// f32 operands that hold bf16 values (qtrain.bf16_operands) are gathered
+// as bf16 bits for the bf16 kernel, whatever f32-kind says.
+
+// CHECK-LABEL: func.func @bf16(
+// CHECK:         memref.alloc() : memref<64x128xi16>
+// CHECK:         linalg.generic
+// CHECK:           %[[T:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// CHECK:           %[[BITS:.*]] = arith.bitcast %[[T]] : bf16 to i16
+// CHECK:           linalg.yield %[[BITS]] : i16
+// CHECK:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_bf16_bf16xbf16_b1_m64_n64_k128
+// CHECK:       gpu.func @qtrain_gemm_bf16_bf16xbf16_b1_m64_n64_k128(%{{.*}}: memref<8192xi16>, %{{.*}}: memref<8192xi16>, %{{.*}}: memref<4096xf32>)
+// CHECK:         nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// TF32-LABEL: func.func @bf16(
+// TF32:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_bf16_
+func.func @bf16(%a: memref<64x128xf32>, %b: memref<128x64xf32>, %c: memref<64x64xf32>) {
+  linalg.matmul {qtrain.bf16_operands}
+                ins(%a, %b : memref<64x128xf32>, memref<128x64xf32>)
+                outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// A convolution's first operand is gathered as its patches (im2col): m is
+// (image, oh, ow), n the filters, k (channel, kh, kw); the epilogue writes
+// the result back through the NCHW map.
+
+// CHECK-DAG:   #[[$PATCH:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 + d4, d2 + d5)>
+// CHECK-DAG:   #[[$OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>
+// CHECK-LABEL: func.func @conv(
+// CHECK-SAME:    %[[X:.*]]: memref<4x8x10x10xf32>, %[[W:.*]]: memref<16x8x3x3xf32>, %[[Y:.*]]: memref<4x16x8x8xf32>)
+// CHECK:         %[[P:.*]] = memref.alloc() : memref<4x8x8x8x3x3xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$PATCH]], #{{.*}}]{{.*}} ins(%[[X]] : {{.*}}) outs(%[[P]] :
+// CHECK:         memref.collapse_shape %[[P]] {{.*}} into memref<18432xf32>
+// CHECK:         memref.collapse_shape %[[W]] {{.*}} into memref<1152xf32>
+// CHECK:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_f32_f32xf32_b1_m256_n16_k72
+// CHECK:         %[[R:.*]] = memref.expand_shape {{.*}} output_shape [4, 8, 8, 16]
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[$OUT]]]{{.*}} ins(%[[R]] : {{.*}}) outs(%[[Y]] :
+func.func @conv(%x: memref<4x8x10x10xf32>, %w: memref<16x8x3x3xf32>, %y: memref<4x16x8x8xf32>) {
+  linalg.conv_2d_nchw_fchw ins(%x, %w : memref<4x8x10x10xf32>, memref<16x8x3x3xf32>)
+                           outs(%y : memref<4x16x8x8xf32>)
+  return
+}
+
+// -----
+
+// A batch loop (read by all three operands) is the kernel's grid z.
+
+// CHECK-LABEL: func.func @batched(
+// CHECK:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_f32_f32xf32_b4_m64_n32_k48 blocks in (%c1, %c1{{.*}}, %c4)
+func.func @batched(%a: memref<4x64x48xf32>, %b: memref<4x48x32xf32>, %c: memref<4x64x32xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<4x64x48xf32>, memref<4x48x32xf32>)
+                      outs(%c : memref<4x64x32xf32>)
+  return
+}
+
+// -----
+
+// What no kernel computes exactly stays a loop nest: 16-bit codes,
+// zero-extended codes, another body, a product below min-flops, dynamic
+// loops.
+
+// CHECK-LABEL: func.func @left_alone(
+// CHECK-NOT:     gpu.launch_func
+// CHECK-COUNT-5: linalg.
+// CHECK-NOT:     gpu.module
+#ak = affine_map<(i, j, k) -> (i, k)>
+#bk = affine_map<(i, j, k) -> (j, k)>
+#cij = affine_map<(i, j, k) -> (i, j)>
+func.func @left_alone(%a16: memref<64x256xi16>, %b16: memref<32x256xi16>,
+                      %a8: memref<64x256xi8>, %b8: memref<32x256xi8>,
+                      %c: memref<64x32xi32>, %f: memref<64x256xf32>,
+                      %g: memref<32x256xf32>, %h: memref<64x32xf32>,
+                      %s: memref<4x4xf32>, %d: memref<?x256xf32>,
+                      %e: memref<?x32xf32>) {
+  linalg.generic {indexing_maps = [#ak, #bk, #cij],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a16, %b16 : memref<64x256xi16>, memref<32x256xi16>) outs(%c : memref<64x32xi32>) {
+  ^bb0(%x: i16, %y: i16, %acc: i32):
+    %0 = arith.extsi %x : i16 to i32
+    %1 = arith.extsi %y : i16 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  linalg.generic {indexing_maps = [#ak, #bk, #cij],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a8, %b8 : memref<64x256xi8>, memref<32x256xi8>) outs(%c : memref<64x32xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %0 = arith.extui %x : i8 to i32
+    %1 = arith.extui %y : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  linalg.generic {indexing_maps = [#ak, #bk, #cij],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%f, %g : memref<64x256xf32>, memref<32x256xf32>) outs(%h : memref<64x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %0 = arith.mulf %x, %y : f32
+    %1 = arith.maximumf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  linalg.matmul ins(%s, %s : memref<4x4xf32>, memref<4x4xf32>) outs(%s : memref<4x4xf32>)
+  linalg.generic {indexing_maps = [#ak, #bk, #cij],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%d, %g : memref<?x256xf32>, memref<32x256xf32>) outs(%e : memref<?x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %0 = arith.mulf %x, %y : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
