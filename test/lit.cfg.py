@@ -67,6 +67,10 @@ if os.access(ptxas, os.X_OK):
 config.substitutions.append(("%fake_cuda_driver", os.path.join(
     config.qtrain_obj_root, "test", "unittests", "Runtime", "fixtures",
     "libQTrainFakeCudaDriver.so")))
+# And a stand-in libcublasLt that computes on that driver's host memory.
+config.substitutions.append(("%fake_cublaslt", os.path.join(
+    config.qtrain_obj_root, "test", "unittests", "Runtime", "fixtures",
+    "libQTrainFakeCublasLt.so")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

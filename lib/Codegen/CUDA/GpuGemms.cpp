@@ -178,10 +178,40 @@ static gpu::GPUModuleOp stepGemmsModule(ModuleOp module) {
   return gpu::GPUModuleOp::create(b, module.getLoc(), kStepGemmsModuleName);
 }
 
-/// Replaces `op` by gathers, the kernel of `spec` and the epilogue.
+/// A call of the runtime's qtrain_cuda_gemm for the product of `spec` over
+/// `buffers` (A, B, C), declared on first use; its i32 result.
+static Value offerToLibrary(OpBuilder &b, Location loc, ModuleOp module,
+                            const GemmKernelSpec &spec, ValueRange buffers) {
+  SmallVector<Value> args;
+  for (Value buffer : buffers)
+    args.push_back(
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer));
+  auto i32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  };
+  auto i64 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  };
+  int64_t kind = llvm::find(gemmKernelKinds(), spec.kind) -
+                 gemmKernelKinds().begin();
+  args.append({i32(kind), i32(int64_t(spec.a)), i32(int64_t(spec.b)),
+               i64(spec.batch), i64(spec.m), i64(spec.n), i64(spec.k)});
+  auto callee = module.lookupSymbol<func::FuncOp>(kLibraryGemmFunction);
+  if (!callee) {
+    OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+    callee = func::FuncOp::create(
+        top, loc, kLibraryGemmFunction,
+        b.getFunctionType(ValueRange(args).getTypes(), {b.getI32Type()}));
+    callee.setPrivate();
+  }
+  return func::CallOp::create(b, loc, callee, args).getResult(0);
+}
+
+/// Replaces `op` by gathers, the kernel of `spec` (offered to the runtime's
+/// GEMM library first with `libraryCalls`) and the epilogue.
 static void rewriteGemm(IRRewriter &rewriter, linalg::LinalgOp op,
                         const GemmLoops &loops, const GemmKernelSpec &spec,
-                        gpu::GPUModuleOp kernels) {
+                        gpu::GPUModuleOp kernels, bool libraryCalls) {
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
   gpu::GPUFuncOp kernel = buildGemmKernel(rewriter, loc, kernels, spec);
@@ -209,12 +239,25 @@ static void rewriteGemm(IRRewriter &rewriter, linalg::LinalgOp op,
     return arith::ConstantIndexOp::create(rewriter, loc, v);
   };
   auto grid = spec.grid(), block = spec.block();
+  if (libraryCalls) {
+    // Offered to the runtime's GEMM library first; the kernel runs when it
+    // declines.
+    Value ran = offerToLibrary(rewriter, loc, op->getParentOfType<ModuleOp>(),
+                               spec, {a, b, c});
+    Value declined = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::eq, ran,
+        arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(), 0));
+    auto ifOp = scf::IfOp::create(rewriter, loc, declined,
+                                  /*withElseRegion=*/false);
+    rewriter.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  }
   gpu::LaunchFuncOp::create(
       rewriter, loc, kernel,
       gpu::KernelDim3{constant(grid[0]), constant(grid[1]), constant(grid[2])},
       gpu::KernelDim3{constant(block[0]), constant(block[1]),
                       constant(block[2])},
       /*dynamicSharedMemorySize=*/Value(), ValueRange{a, b, c});
+  rewriter.setInsertionPoint(op);
 
   // init += C, over the loops batch, m, n.
   SmallVector<unsigned> order(loops.batch);
@@ -295,6 +338,6 @@ void GpuGemmsPass::runOnOperation() {
       continue;
     if (!kernels)
       kernels = stepGemmsModule(module);
-    rewriteGemm(rewriter, op, *loops, *spec, kernels);
+    rewriteGemm(rewriter, op, *loops, *spec, kernels, libraryCalls);
   }
 }

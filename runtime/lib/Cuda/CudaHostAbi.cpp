@@ -11,12 +11,14 @@
 
 #include "qtrain/runtime/CudaHostAbi.h"
 
+#include "qtrain/runtime/CublasLt.h"
 #include "qtrain/runtime/CudaDriver.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 
 using namespace qtrain::rt;
@@ -42,6 +44,16 @@ struct HostAbi {
   int64_t launches = 0, waits = 0;
   /// A kernel was launched since the last wait.
   bool pending = false;
+  /// The GEMM library, its workspace and its plans per product (null: the
+  /// library has no algorithm for it).
+  const CublasLt *gemmLibrary = nullptr;
+  CUdeviceptr workspace = 0;
+  size_t workspaceBytes = 0;
+  std::map<std::tuple<int32_t, int32_t, int32_t, int64_t, int64_t, int64_t,
+                      int64_t>,
+           CublasLt::PlanPtr>
+      plans;
+  int64_t libraryGemms = 0, declinedGemms = 0;
 };
 
 HostAbi &abi() {
@@ -83,8 +95,23 @@ void qtrain::rt::attachCudaHostAbi(const CudaDriver *driver) {
   a.driver = driver;
   a.error.clear();
   a.launches = a.waits = 0;
+  a.libraryGemms = a.declinedGemms = 0;
   a.pending = false;
 }
+
+void qtrain::rt::attachCudaHostGemms(const CublasLt *library,
+                                     uint64_t workspace,
+                                     size_t workspaceBytes) {
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  a.plans.clear();
+  a.gemmLibrary = library;
+  a.workspace = CUdeviceptr(workspace);
+  a.workspaceBytes = workspaceBytes;
+}
+
+int64_t qtrain::rt::getCudaHostLibraryGemms() { return abi().libraryGemms; }
+int64_t qtrain::rt::getCudaHostDeclinedGemms() { return abi().declinedGemms; }
 
 std::string qtrain::rt::takeCudaHostError() {
   HostAbi &a = abi();
@@ -230,6 +257,72 @@ extern "C" void qtrain_cuda_synchronize() {
   ++a.waits;
   ok(a, a.driver->api().cuCtxSynchronize(),
      "cuCtxSynchronize (a kernel of the step failed)");
+}
+
+/// The manifest's spelling of qtrain_cuda_gemm's codes, or null.
+static const char *kindName(int32_t kind) {
+  static const char *names[] = {"f32", "tf32", "bf16", "fp8", "i8"};
+  return kind >= 0 && kind < 5 ? names[kind] : nullptr;
+}
+static const char *encodingName(int32_t encoding) {
+  static const char *names[] = {"f32", "bf16", "e4m3", "e5m2", "s8"};
+  return encoding >= 0 && encoding < 5 ? names[encoding] : nullptr;
+}
+
+extern "C" int32_t qtrain_cuda_gemm(uintptr_t aBuffer, uintptr_t bBuffer,
+                                    uintptr_t cBuffer, int32_t kind,
+                                    int32_t aEncoding, int32_t bEncoding,
+                                    int64_t batch, int64_t m, int64_t n,
+                                    int64_t k) {
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  if (!a.gemmLibrary || !usable(a, "qtrain_cuda_gemm"))
+    return 0;
+  const char *kindText = kindName(kind), *aText = encodingName(aEncoding),
+             *bText = encodingName(bEncoding);
+  if (!kindText || !aText || !bText || batch < 1 || m < 1 || n < 1 || k < 1) {
+    a.error = "qtrain_cuda_gemm: not a product of the step (kind " +
+              std::to_string(kind) + ", encodings " +
+              std::to_string(aEncoding) + ", " + std::to_string(bEncoding) +
+              ")";
+    return 0;
+  }
+  auto key = std::make_tuple(kind, aEncoding, bEncoding, batch, m, n, k);
+  auto it = a.plans.find(key);
+  if (it == a.plans.end()) {
+    CudaKernelSpec spec;
+    spec.kind = kindText;
+    spec.a = aText;
+    spec.b = bText;
+    spec.c = kind == int32_t(CudaGemmKind::I8) ? "s32" : "f32";
+    spec.batch = batch;
+    spec.m = m;
+    spec.n = n;
+    spec.k = k;
+    CublasLt::PlanPtr plan;
+    std::string unsupported;
+    if (Status s = a.gemmLibrary->plan(spec, a.workspaceBytes, plan,
+                                       unsupported);
+        s.failed()) {
+      a.error = "qtrain_cuda_gemm: " + s.message();
+      return 0;
+    }
+    it = a.plans.emplace(key, std::move(plan)).first;
+  }
+  if (!it->second) {
+    ++a.declinedGemms;
+    return 0;
+  }
+  if (Status s = a.gemmLibrary->run(*it->second, CUdeviceptr(aBuffer),
+                                    CUdeviceptr(bBuffer), CUdeviceptr(cBuffer),
+                                    a.workspace, a.workspaceBytes);
+      s.failed()) {
+    a.error = "qtrain_cuda_gemm: " + s.message();
+    return 1;
+  }
+  ++a.libraryGemms;
+  a.pending = true;
+  return 1;
 }
 
 // Every launch goes to the default stream, in order; the streams

@@ -13,6 +13,7 @@
 
 #include "qtrain/runtime/CudaStepDevice.h"
 
+#include "qtrain/runtime/CublasLt.h"
 #include "qtrain/runtime/CudaDriver.h"
 #include "qtrain/runtime/CudaHostAbi.h"
 #include "qtrain/runtime/Sha256.h"
@@ -33,11 +34,28 @@ public:
   Status run(bool train, void **args, size_t inputIndex, size_t inputBytes,
              size_t otherIndex, size_t otherBytes, ErrorKind *kind) override;
   std::string describe() const override {
-    return context->getDevice().name + " (" + context->getDevice().chip() + ")";
+    return context->getDevice().name + " (" + context->getDevice().chip() +
+           ")";
+  }
+  std::string describeProducts() const override { return gemms; }
+  std::string describeWork() const override {
+    std::string work = std::to_string(getCudaHostLaunches()) +
+                       " kernel launches, " +
+                       std::to_string(getCudaHostWaits()) + " host waits";
+    if (gemmLibrary)
+      work += "; " + std::to_string(getCudaHostLibraryGemms()) +
+              " products on cuBLASLt, " +
+              std::to_string(getCudaHostDeclinedGemms()) +
+              " declined to the generated kernels";
+    return work;
   }
 
   std::unique_ptr<CudaDriver> driver;
   std::unique_ptr<CudaContext> context;
+  /// cuBLASLt and its workspace, when the step's products may run on it.
+  std::unique_ptr<CublasLt> gemmLibrary;
+  CudaBuffer workspace;
+  std::string gemms = "the generated GEMM kernels";
   std::string libraryPath;
   void *library = nullptr;
   StepFunction trainStep = nullptr, evalStep = nullptr;
@@ -64,6 +82,7 @@ CudaStepDevice::~CudaStepDevice() {
   if (library)
     dlclose(library);
   releaseCudaHostPool();
+  attachCudaHostGemms(nullptr, 0, 0);
   attachCudaHostAbi(nullptr);
 }
 
@@ -127,7 +146,8 @@ Status CudaStepDevice::run(bool train, void **args, size_t inputIndex,
 
 Status qtrain::rt::openCudaStepDevice(const Bundle &bundle,
                                       std::shared_ptr<StepDevice> &out,
-                                      ErrorKind *kind) {
+                                      ErrorKind *kind,
+                                      const CudaStepOptions &options) {
   const Manifest &m = bundle.getManifest();
   if (m.cuda.chip.empty())
     return failWith(kind, ErrorKind::Unsupported,
@@ -176,6 +196,25 @@ Status qtrain::rt::openCudaStepDevice(const Bundle &bundle,
     return failWith(kind, ErrorKind::Format,
                     device->libraryPath +
                         ": its kernels do not load: " + error);
+  if (options.gemms != CudaGemmLibrary::Generated) {
+    Status loaded = CublasLt::load(device->gemmLibrary);
+    if (!loaded.failed())
+      loaded = CudaBuffer::allocate(*device->driver, options.workspaceBytes,
+                                    device->workspace);
+    if (!loaded.failed()) {
+      attachCudaHostGemms(device->gemmLibrary.get(), device->workspace.get(),
+                          device->workspace.size());
+      device->gemms = "cuBLASLt (" + device->gemmLibrary->getPath() +
+                      ") where it has an algorithm, else the generated "
+                      "GEMM kernels";
+    } else if (options.gemms == CudaGemmLibrary::CublasLt) {
+      return failWith(kind, ErrorKind::Unsupported,
+                      "cuBLASLt for the step's products: " + loaded.message());
+    } else {
+      device->gemmLibrary.reset();
+      device->gemms += " (cuBLASLt: " + loaded.message() + ")";
+    }
+  }
   device->trainStep = reinterpret_cast<StepFunction>(
       dlsym(device->library, m.trainEntry.c_str()));
   device->evalStep = reinterpret_cast<StepFunction>(

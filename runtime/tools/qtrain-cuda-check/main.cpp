@@ -21,8 +21,9 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#include "CublasLt.h"
 #include "Reference.h"
+
+#include "qtrain/runtime/CublasLt.h"
 
 #include "qtrain/runtime/Bundle.h"
 #include "qtrain/runtime/CudaDriver.h"
@@ -40,6 +41,7 @@
 #include <vector>
 
 using namespace qtrain::cudacheck;
+using qtrain::rt::CublasLt;
 namespace rt = qtrain::rt;
 
 namespace {

@@ -20,7 +20,7 @@ std::shared_ptr<rt::StepDevice>
 qtrain::run::openCuda(const rt::Bundle &bundle, const rt::Schedule &schedule,
                       const std::string &scheduleText,
                       const rt::Schedule &gradSchedule,
-                      const std::string &gradText) {
+                      const std::string &gradText, const std::string &gemms) {
   const rt::Manifest &m = bundle.getManifest();
   if (!rt::hasCudaTarget(m))
     die("--device=cuda: the bundle has no CUDA target (compile it with "
@@ -30,9 +30,15 @@ qtrain::run::openCuda(const rt::Bundle &bundle, const rt::Schedule &schedule,
       s.failed())
     die(s.message());
   std::shared_ptr<rt::StepDevice> device;
-  if (rt::Status s = rt::openCudaStepDevice(bundle, device); s.failed())
+  rt::CudaStepOptions options;
+  options.gemms = gemms == "generated" ? rt::CudaGemmLibrary::Generated
+                  : gemms == "cublaslt" ? rt::CudaGemmLibrary::CublasLt
+                                        : rt::CudaGemmLibrary::Auto;
+  if (rt::Status s = rt::openCudaStepDevice(bundle, device, nullptr, options);
+      s.failed())
     die("--device=cuda: " + s.message());
   std::printf("device: %s; the whole step on the GPU (%s)\n",
               device->describe().c_str(), m.cuda.stepLibrary.c_str());
+  std::printf("  products on %s\n", device->describeProducts().c_str());
   return device;
 }

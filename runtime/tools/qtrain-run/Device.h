@@ -26,12 +26,14 @@ namespace qtrain::run {
 /// The GPU a run's Trainer steps on, after checking that the bundle has a
 /// CUDA target and serves the schedules; dies with the first failure
 /// (no target, no step library, no driver, no device, a device too old
-/// for the chip, a changed library, kernels that do not load). Prints the
-/// device.
+/// for the chip, a changed library, kernels that do not load, with
+/// `gemms` "cublaslt" a cuBLASLt that does not load). Prints the device
+/// and where the products run.
 std::shared_ptr<qtrain::rt::StepDevice>
 openCuda(const qtrain::rt::Bundle &bundle, const qtrain::rt::Schedule &schedule,
          const std::string &scheduleText,
-         const qtrain::rt::Schedule &gradSchedule, const std::string &gradText);
+         const qtrain::rt::Schedule &gradSchedule, const std::string &gradText,
+         const std::string &gemms);
 
 } // namespace qtrain::run
 

@@ -128,6 +128,11 @@ device:
   --device=cpu|cuda         where the step runs (default cpu); cuda needs a
                             bundle compiled with --target=cuda:sm_XY, an
                             NVIDIA GPU and its driver (docs/cuda.md)
+  --cuda-gemm=auto|cublaslt|generated
+                            the GPU step's products on cuBLASLt where it has
+                            an algorithm, else the generated kernels (auto,
+                            the default; cublaslt: cuBLASLt must load), or
+                            on the generated kernels only
 range test:
   --range-test              CPT's precision range test: report Bmin, exit
   --range-test-steps=N      steps per precision (default 300)
@@ -302,6 +307,8 @@ Options qtrain::run::parseOptions(int argc, char **argv) {
       o.checkEvery = parseInt(flag, need(), 0, kMax);
     else if (flag == "--device")
       o.device = need();
+    else if (flag == "--cuda-gemm")
+      o.cudaGemm = need();
     else if (flag == "--range-test" && !hasValue)
       o.rangeTest = true;
     else if (flag == "--range-test-steps")
@@ -358,6 +365,11 @@ Options qtrain::run::parseOptions(int argc, char **argv) {
         2);
   if (o.device != "cpu" && o.device != "cuda")
     die("--device: expected cpu or cuda, got '" + o.device + "'", 2);
+  if (o.cudaGemm != "auto" && o.cudaGemm != "cublaslt" &&
+      o.cudaGemm != "generated")
+    die("--cuda-gemm: expected auto, cublaslt or generated, got '" +
+            o.cudaGemm + "'",
+        2);
   if (o.rangeWindow * 2 > o.rangeSteps)
     die("--range-test-window must be at most half of --range-test-steps", 2);
   return o;

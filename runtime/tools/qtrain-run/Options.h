@@ -68,8 +68,13 @@ struct Options {
   int64_t rangeSteps = 300, rangeWindow = 50;
   double rangeThreshold = 0.10;
   /// --device: "cpu" (the bundle's library) or "cuda" (its CUDA target,
-  /// DeviceCheck.h).
+  /// Device.h).
   std::string device = "cpu";
+  /// --cuda-gemm: where the GPU step's products run: "auto" (cuBLASLt where
+  /// it loads and serves the product, else the generated kernels),
+  /// "cublaslt" (the same; a cuBLASLt that does not load is an error) or
+  /// "generated".
+  std::string cudaGemm = "auto";
 };
 
 /// The options of `argv`; prints --help and exits, or exits with code 2 on

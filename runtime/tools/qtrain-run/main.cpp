@@ -78,7 +78,8 @@ int main(int argc, char **argv) {
   if (o.device == "cuda") {
     if (o.rangeTest)
       die("--range-test runs on the CPU: leave out --device=cuda");
-    device = openCuda(*bundle, schedule, scheduleText, gradSchedule, gradText);
+    device = openCuda(*bundle, schedule, scheduleText, gradSchedule, gradText,
+                      o.cudaGemm);
   }
 
   Data data = loadData(o, m);
@@ -245,7 +246,11 @@ int main(int argc, char **argv) {
   std::printf("  logs and plots in %s\n", outDir.c_str());
   std::fflush(stdout);
 
-  return train({o, data, *trainer, schedule, job, &logs, config.dump(), outDir,
-                checkpointPath, evalBits, learnedEval, stepsPerEpoch, total,
-                start});
+  int status = train({o, data, *trainer, schedule, job, &logs, config.dump(),
+                       outDir, checkpointPath, evalBits, learnedEval,
+                       stepsPerEpoch, total, start});
+  if (device && status == 0)
+    if (std::string work = device->describeWork(); !work.empty())
+      std::printf("device: %s\n", work.c_str());
+  return status;
 }

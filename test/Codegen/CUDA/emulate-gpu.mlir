@@ -193,3 +193,49 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// The host has no GEMM library: the offer (qtrain_cuda_gemm) is declined,
+// so the kernel's launch runs, as host loops.
+
+// CHECK-LABEL: func.func @offered(
+// CHECK-NOT:     qtrain_cuda_gemm
+// CHECK:         %[[GO:.*]] = arith.cmpi eq, %c0_i32_{{[0-9]+}}, %c0_i32 : i32
+// CHECK:         scf.if %[[GO]] {
+// CHECK:           scf.parallel
+// CHECK:             math.fma
+// CHECK-NOT:     qtrain_cuda_gemm
+module attributes {gpu.container_module} {
+  func.func private @qtrain_cuda_gemm(index, index, index, i32, i32, i32, i64, i64, i64, i64) -> i32
+  func.func @offered(%a: memref<96xf32>, %b: memref<48xf32>, %c: memref<72xf32>) {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c128 = arith.constant 128 : index
+    %zero = arith.constant 0 : i32
+    %k0 = arith.constant 0 : i32
+    %b1 = arith.constant 2 : i64
+    %m = arith.constant 6 : i64
+    %n = arith.constant 3 : i64
+    %k = arith.constant 8 : i64
+    %pa = memref.extract_aligned_pointer_as_index %a : memref<96xf32> -> index
+    %pb = memref.extract_aligned_pointer_as_index %b : memref<48xf32> -> index
+    %pc = memref.extract_aligned_pointer_as_index %c : memref<72xf32> -> index
+    %ran = func.call @qtrain_cuda_gemm(%pa, %pb, %pc, %k0, %k0, %k0, %b1, %m, %n, %k)
+        : (index, index, index, i32, i32, i32, i64, i64, i64, i64) -> i32
+    %declined = arith.cmpi eq, %ran, %zero : i32
+    scf.if %declined {
+      gpu.launch_func @k::@f32 blocks in (%c1, %c1, %c2) threads in (%c128, %c1, %c1)
+        args(%a : memref<96xf32>, %b : memref<48xf32>, %c : memref<72xf32>)
+    }
+    return
+  }
+  gpu.module @k {
+    gpu.func @f32(%a: memref<96xf32>, %b: memref<48xf32>, %c: memref<72xf32>) kernel
+        attributes {qtrain.gemm = {kind = "f32", a = "f32", b = "f32", c = "f32",
+                                   batch = 2, m = 6, n = 3, k = 8,
+                                   grid = [1, 1, 2], block = [128, 1, 1]}} {
+      gpu.return
+    }
+  }
+}

@@ -4,16 +4,24 @@
 // RUN:   | FileCheck %s --check-prefix=TF32
 // RUN: qtrain-opt %s --split-input-file --qtrain-gpu-gemms="min-flops=1000000000" \
 // RUN:   | FileCheck %s --check-prefix=SMALL
+// RUN: qtrain-opt %s --split-input-file --qtrain-gpu-gemms="library-calls=false" \
+// RUN:   | FileCheck %s --check-prefix=NOLIB
 // RUN: not qtrain-opt %s --split-input-file --qtrain-gpu-gemms="f32-kind=f16" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=KIND
 
 // KIND: f32-kind must be f32 or tf32, got 'f16'
 // SMALL-NOT: gpu.launch_func
+// NOLIB-NOT: qtrain_cuda_gemm
+// NOLIB-NOT: scf.if
+// NOLIB: gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_f32_f32xf32_b1_m128_n96_k64
 
 // An f32 product on the f32 kernel. A is dense [m, k] already and is read
 // as it is; B [k, n] is gathered K-contiguous into [n, k]; the epilogue adds
-// C to the init, which the matmul accumulates into.
+// C to the init, which the matmul accumulates into. The launch runs only
+// when the runtime's GEMM library (cuBLASLt) declines the product: kind 0
+// (f32), encodings 0 and 0 (f32), batch 1, m 128, n 96, k 64.
 
+// CHECK:       func.func private @qtrain_cuda_gemm(index, index, index, i32, i32, i32, i64, i64, i64, i64) -> i32
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME:    %[[A:.*]]: memref<128x64xf32>, %[[B:.*]]: memref<64x96xf32>, %[[C:.*]]: memref<128x96xf32>)
 // CHECK:         %[[AF:.*]] = memref.collapse_shape %[[A]] {{\[\[}}0, 1]] : memref<128x64xf32> into memref<8192xf32>
@@ -21,7 +29,13 @@
 // CHECK:         linalg.generic {indexing_maps = [#[[$T:.*]], #[[$ID:.*]]], {{.*}} ins(%[[B]] : memref<64x96xf32>) outs(%[[BT]] : memref<96x64xf32>)
 // CHECK:         %[[BF:.*]] = memref.collapse_shape %[[BT]] {{.*}} into memref<6144xf32>
 // CHECK:         %[[R:.*]] = memref.alloc() : memref<12288xf32>
-// CHECK:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_f32_f32xf32_b1_m128_n96_k64 blocks in (%c3, %c2, %c1) threads in (%c128, %c1{{.*}}, %c1{{.*}}) args(%[[AF]] : memref<8192xf32>, %[[BF]] : memref<6144xf32>, %[[R]] : memref<12288xf32>)
+// CHECK:         %[[PA:.*]] = memref.extract_aligned_pointer_as_index %[[AF]]
+// CHECK:         %[[PB:.*]] = memref.extract_aligned_pointer_as_index %[[BF]]
+// CHECK:         %[[PC:.*]] = memref.extract_aligned_pointer_as_index %[[R]]
+// CHECK:         %[[RAN:.*]] = call @qtrain_cuda_gemm(%[[PA]], %[[PB]], %[[PC]], %c0_i32{{.*}}, %c0_i32{{.*}}, %c0_i32{{.*}}, %c1_i64, %c128_i64, %c96_i64, %c64_i64)
+// CHECK:         %[[DECLINED:.*]] = arith.cmpi eq, %[[RAN]], %c0_i32
+// CHECK:         scf.if %[[DECLINED]] {
+// CHECK:           gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_f32_f32xf32_b1_m128_n96_k64 blocks in (%c3, %c2, %c1) threads in (%c128, %c1{{.*}}, %c1{{.*}}) args(%[[AF]] : memref<8192xf32>, %[[BF]] : memref<6144xf32>, %[[R]] : memref<12288xf32>)
 // CHECK:         %[[RE:.*]] = memref.expand_shape %[[R]] {{\[\[}}0, 1]] output_shape [128, 96]
 // CHECK:         linalg.generic {{.*}} ins(%[[RE]] : memref<128x96xf32>) outs(%[[C]] : memref<128x96xf32>)
 // CHECK:           %[[S:.*]] = arith.addf %[[OUT:.*]], %[[IN:.*]] : f32
@@ -51,6 +65,7 @@ func.func @matmul(%a: memref<128x64xf32>, %b: memref<64x96xf32>, %c: memref<128x
 
 // CHECK-LABEL: func.func @codes(
 // CHECK-NOT:     memref.alloc() : memref<{{.*}}xi8>
+// CHECK:         call @qtrain_cuda_gemm({{.*}}, %c4_i32, %c4_i32{{.*}}, %c4_i32{{.*}}, %c1_i64, %c64_i64, %c32_i64, %c256_i64)
 // CHECK:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_i8_s8xs8_b1_m64_n32_k256
 // CHECK:         linalg.generic
 // CHECK:           arith.addi
@@ -84,6 +99,7 @@ func.func @codes(%a: memref<64x256xi8>, %b: memref<32x256xi8>, %c: memref<64x32x
 // CHECK:           %[[T:.*]] = arith.truncf %{{.*}} : f32 to bf16
 // CHECK:           %[[BITS:.*]] = arith.bitcast %[[T]] : bf16 to i16
 // CHECK:           linalg.yield %[[BITS]] : i16
+// CHECK:         call @qtrain_cuda_gemm({{.*}}, %c2_i32, %c1_i32, %c1_i32{{.*}}, %c1_i64, %c64_i64, %c64_i64{{.*}}, %c128_i64)
 // CHECK:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_bf16_bf16xbf16_b1_m64_n64_k128
 // CHECK:       gpu.func @qtrain_gemm_bf16_bf16xbf16_b1_m64_n64_k128(%{{.*}}: memref<8192xi16>, %{{.*}}: memref<8192xi16>, %{{.*}}: memref<4096xf32>)
 // CHECK:         nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qtrain/runtime/Bundle.h"
+#include "qtrain/runtime/CublasLt.h"
 #include "qtrain/runtime/CudaDriver.h"
 #include "qtrain/runtime/CudaHostAbi.h"
 #include "qtrain/runtime/CudaStepDevice.h"
@@ -26,6 +27,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 using namespace qtrain::rt;
 using namespace qtrain::rt::testing;
@@ -34,27 +36,35 @@ using ::testing::StartsWith;
 
 namespace {
 
-/// Sets QTRAIN_CUDA_DRIVER for one test, restoring it afterwards.
-class DriverOverride {
+/// Sets an environment variable for one test, restoring it afterwards.
+class EnvOverride {
 public:
-  explicit DriverOverride(const char *value) {
-    if (const char *old = std::getenv("QTRAIN_CUDA_DRIVER"))
+  EnvOverride(const char *name, const char *value) : name(name) {
+    if (const char *old = std::getenv(name))
       saved = old, hadValue = true;
     if (value)
-      setenv("QTRAIN_CUDA_DRIVER", value, 1);
+      setenv(name, value, 1);
     else
-      unsetenv("QTRAIN_CUDA_DRIVER");
+      unsetenv(name);
   }
-  ~DriverOverride() {
+  ~EnvOverride() {
     if (hadValue)
-      setenv("QTRAIN_CUDA_DRIVER", saved.c_str(), 1);
+      setenv(name, saved.c_str(), 1);
     else
-      unsetenv("QTRAIN_CUDA_DRIVER");
+      unsetenv(name);
   }
 
 private:
+  const char *name;
   std::string saved;
   bool hadValue = false;
+};
+
+/// QTRAIN_CUDA_DRIVER for one test.
+class DriverOverride : public EnvOverride {
+public:
+  explicit DriverOverride(const char *value)
+      : EnvOverride("QTRAIN_CUDA_DRIVER", value) {}
 };
 
 /// A shared library of this machine that is not the CUDA driver.
@@ -662,6 +672,111 @@ TEST(CudaHostAbiTest, TheFirstFailureIsKeptAndReported) {
   // Without a driver nothing runs, and that is a failure too.
   EXPECT_EQ(mgpuModuleLoadJIT(ptx, 3), nullptr);
   EXPECT_THAT(takeCudaHostError(), HasSubstr("no CUDA driver is attached"));
+}
+
+/// Row-major A [batch, m, k] x B [batch, n, k]^T, exactly.
+template <typename T, typename Acc>
+static std::vector<Acc> referenceGemm(const std::vector<T> &a, const std::vector<T> &b,
+                               int64_t batch, int64_t m, int64_t n, int64_t k) {
+  std::vector<Acc> c(size_t(batch * m * n));
+  for (int64_t z = 0; z < batch; ++z)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        Acc sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += Acc(a[size_t((z * m + i) * k + p)]) *
+                 Acc(b[size_t((z * n + j) * k + p)]);
+        c[size_t((z * m + i) * n + j)] = sum;
+      }
+  return c;
+}
+
+TEST(CudaHostAbiTest, ProductsRunOnTheGemmLibraryInTheKernelsLayout) {
+  DriverOverride driver(QTRAIN_FAKE_CUDA_DRIVER);
+  EnvOverride library(/*name=*/"QTRAIN_CUBLASLT", QTRAIN_FAKE_CUBLASLT);
+  std::unique_ptr<CudaDriver> loaded;
+  ASSERT_TRUE(CudaDriver::load(loaded).isOk());
+  attachCudaHostAbi(loaded.get());
+  constexpr int32_t f32 = int32_t(CudaGemmKind::F32),
+                    i8 = int32_t(CudaGemmKind::I8),
+                    bf16 = int32_t(CudaGemmKind::BF16);
+  constexpr int32_t eF32 = int32_t(CudaGemmEncoding::F32),
+                    eS8 = int32_t(CudaGemmEncoding::S8),
+                    eBF16 = int32_t(CudaGemmEncoding::BF16);
+  auto address = [](auto &v) { return uintptr_t(v.data()); };
+
+  // Small integers: every product and sum is exact in f32.
+  int64_t batch = 2, m = 3, n = 5, k = 7;
+  std::vector<float> a(size_t(batch * m * k)), b(size_t(batch * n * k));
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = float(int(i % 7) - 3);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = float(int(i % 5) - 2);
+  std::vector<float> c(size_t(batch * m * n), -1.0f);
+  // No library attached: the step launches its kernel.
+  EXPECT_EQ(qtrain_cuda_gemm(address(a), address(b), address(c), f32, eF32,
+                             eF32, batch, m, n, k),
+            0);
+  EXPECT_EQ(c[0], -1.0f);
+
+  std::unique_ptr<CublasLt> lt;
+  ASSERT_TRUE(CublasLt::load(lt).isOk());
+  attachCudaHostGemms(lt.get(), 0, 0);
+  EXPECT_EQ(qtrain_cuda_gemm(address(a), address(b), address(c), f32, eF32,
+                             eF32, batch, m, n, k),
+            1);
+  EXPECT_EQ(c, (referenceGemm<float, float>(a, b, batch, m, n, k)));
+
+  // 8-bit codes, exact s32 sums.
+  int64_t codesK = 12;
+  std::vector<int8_t> p(size_t(m * codesK)), q(size_t(n * codesK));
+  for (size_t i = 0; i < p.size(); ++i)
+    p[i] = int8_t(int(i * 37 % 255) - 127);
+  for (size_t i = 0; i < q.size(); ++i)
+    q[i] = int8_t(int(i * 53 % 255) - 127);
+  std::vector<int32_t> r(size_t(m * n));
+  EXPECT_EQ(qtrain_cuda_gemm(address(p), address(q), address(r), i8, eS8, eS8,
+                             1, m, n, codesK),
+            1);
+  EXPECT_EQ(r, (referenceGemm<int8_t, int32_t>(p, q, 1, m, n, codesK)));
+
+  // bf16 bits (of small integers), f32 sums.
+  std::vector<uint16_t> x(size_t(m * k)), y(size_t(n * k));
+  std::vector<float> xf(x.size()), yf(y.size());
+  auto bits = [](float v) {
+    uint32_t u;
+    std::memcpy(&u, &v, sizeof(u));
+    return uint16_t(u >> 16);
+  };
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = bits(xf[i] = float(int(i % 9) - 4));
+  for (size_t i = 0; i < y.size(); ++i)
+    y[i] = bits(yf[i] = float(int(i % 4) - 1));
+  std::vector<float> z(size_t(m * n));
+  EXPECT_EQ(qtrain_cuda_gemm(address(x), address(y), address(z), bf16, eBF16,
+                             eBF16, 1, m, n, k),
+            1);
+  EXPECT_EQ(z, (referenceGemm<float, float>(xf, yf, 1, m, n, k)));
+
+  // No algorithm for it (the stand-in, like cuBLASLt's int8 kernels, wants
+  // k a multiple of 4): declined, asked once, declined again from the plan.
+  std::vector<int32_t> untouched(size_t(m * n), 42);
+  for (int twice = 0; twice < 2; ++twice)
+    EXPECT_EQ(qtrain_cuda_gemm(address(p), address(q), address(untouched), i8,
+                               eS8, eS8, 1, m, n, 6),
+              0);
+  EXPECT_EQ(untouched[0], 42);
+  EXPECT_EQ(getCudaHostLibraryGemms(), 3);
+  EXPECT_EQ(getCudaHostDeclinedGemms(), 2);
+  EXPECT_EQ(takeCudaHostError(), "");
+
+  // A code the compiler never emits is a failure, reported after the step.
+  EXPECT_EQ(qtrain_cuda_gemm(address(a), address(b), address(c), 9, eF32, eF32,
+                             1, m, n, k),
+            0);
+  EXPECT_THAT(takeCudaHostError(), HasSubstr("not a product of the step"));
+  attachCudaHostGemms(nullptr, 0, 0);
+  attachCudaHostAbi(nullptr);
 }
 
 TEST(CudaStepDeviceTest, RefusesBundlesWithoutAStepLibrary) {

@@ -73,6 +73,13 @@ struct GemmKernelSpec {
   static FailureOr<GemmKernelSpec> fromAttr(DictionaryAttr attr);
 };
 
+/// The runtime's offer of a product to its GEMM library (CudaHostAbi.h):
+///   i32 qtrain_cuda_gemm(A, B, C pointers, kind, A encoding, B encoding,
+///                        batch, m, n, k)
+/// with the kind's position in gemmKernelKinds() and GemmEncoding's values;
+/// 1 when the library took the product, 0 when the kernel must run.
+inline constexpr llvm::StringLiteral kLibraryGemmFunction = "qtrain_cuda_gemm";
+
 /// The kinds the builder knows, in the manifest's order.
 ArrayRef<StringRef> gemmKernelKinds();
 

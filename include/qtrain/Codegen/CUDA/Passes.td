@@ -90,6 +90,12 @@ def GpuGemmsPass : Pass<"qtrain-gpu-gemms", "::mlir::ModuleOp"> {
     3. an epilogue (`linalg.generic`) adding C to the init through the
        init's indexing map, as the contraction accumulates into it.
 
+    With `library-calls` (the default) the launch is guarded by a call of
+    the runtime's `qtrain_cuda_gemm` (`runtime/include/qtrain/runtime/CudaHostAbi.h`),
+    which offers the same product (buffers, kind, encodings, shape) to
+    cuBLASLt and returns 1 when it took it; the kernel runs when it
+    returns 0 (no cuBLASLt, or none of its algorithms serves the product).
+
     The kernel's kind follows the variant's arithmetic, so each precision
     variant of a site runs its own kernel: sign-extended 8-bit codes (the
     3- to 8-bit fixed-point grids) on `i8` (`mma.sync` m16n8k32, exact s32
@@ -111,12 +117,16 @@ def GpuGemmsPass : Pass<"qtrain-gpu-gemms", "::mlir::ModuleOp"> {
     Option<"maxGatherMiB", "max-gather-mib", "int64_t", /*default=*/"512",
            "Largest gathered operand (MiB) of a product run on a GEMM "
            "kernel">,
+    Option<"libraryCalls", "library-calls", "bool", /*default=*/"true",
+           "Offer each product to the runtime's GEMM library (cuBLASLt) "
+           "before launching its kernel">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect", "::mlir::qtrain::QTrainDialect"
+    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect",
+    "::mlir::qtrain::QTrainDialect"
   ];
 }
 

@@ -19,6 +19,14 @@
 ///   memory, which the step's host code reads and writes too.
 /// - qtrain_cuda_synchronize: called before every memory access of the
 ///   step's host code; waits for the kernels launched since the last wait.
+/// - qtrain_cuda_gemm: a product of the step (qtrain-gpu-gemms) offered to
+///   the GEMM library attached with attachCudaHostGemms() (cuBLASLt):
+///   C = A B^T per batch over the generated kernel's dense row-major
+///   buffers A [batch, m, k], B [batch, n, k], C [batch, m, n]. It returns
+///   1 when the library took it (enqueued on the default stream) and 0 when
+///   the step must launch its own kernel: no library is attached, or the
+///   library has no algorithm for that shape and encoding (asked once per
+///   shape, the plan kept).
 /// - mgpu*: the subset of MLIR's GPU runtime ABI that gpu-to-llvm and the
 ///   gpu.binary translation call (module loads from the library's
 ///   constructors, one launch per kernel). Every launch goes to the
@@ -55,6 +63,23 @@ int64_t getCudaHostLaunches();
 int64_t getCudaHostWaits();
 int64_t getCudaHostPoolBytes();
 
+class CublasLt;
+/// Lets qtrain_cuda_gemm run products on `library` (null: none; the step
+/// launches its generated kernels), with `workspaceBytes` of device
+/// workspace at `workspace`. Clears the plans.
+void attachCudaHostGemms(const CublasLt *library, uint64_t workspace,
+                         size_t workspaceBytes);
+/// Products the library ran, and those it declined, since
+/// attachCudaHostAbi().
+int64_t getCudaHostLibraryGemms();
+int64_t getCudaHostDeclinedGemms();
+
+/// qtrain_cuda_gemm's codes: a kind in the order f32, tf32, bf16, fp8, i8
+/// (gemmKernelKinds() of the compiler), an operand encoding in the order
+/// f32, bf16, e4m3, e5m2, s8 (GemmEncoding).
+enum class CudaGemmKind : int32_t { F32, TF32, BF16, FP8, I8 };
+enum class CudaGemmEncoding : int32_t { F32, BF16, E4M3, E5M2, S8 };
+
 } // namespace qtrain::rt
 
 extern "C" {
@@ -62,6 +87,9 @@ void *qtrain_cuda_alloc(int64_t bytes, int32_t hostShared);
 void qtrain_cuda_free(void *pointer);
 void qtrain_cuda_memcpy(void *destination, void *source, int64_t bytes);
 void qtrain_cuda_synchronize();
+int32_t qtrain_cuda_gemm(uintptr_t a, uintptr_t b, uintptr_t c, int32_t kind,
+                         int32_t aEncoding, int32_t bEncoding, int64_t batch,
+                         int64_t m, int64_t n, int64_t k);
 
 void *mgpuModuleLoad(void *data, size_t bytes);
 void *mgpuModuleLoadJIT(void *ptx, int optLevel);

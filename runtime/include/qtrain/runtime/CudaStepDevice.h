@@ -21,16 +21,36 @@
 
 namespace qtrain::rt {
 
+/// Where the step's products run (qtrain-gpu-gemms offers each to the
+/// runtime before it launches its generated kernel, CudaHostAbi.h).
+enum class CudaGemmLibrary {
+  /// cuBLASLt where it loads and has an algorithm for the product, else the
+  /// generated kernel.
+  Auto,
+  /// The same, but a cuBLASLt that does not load is an error.
+  CublasLt,
+  /// The generated kernels only.
+  Generated,
+};
+
+struct CudaStepOptions {
+  CudaGemmLibrary gemms = CudaGemmLibrary::Auto;
+  /// cuBLASLt's workspace.
+  size_t workspaceBytes = size_t(32) << 20;
+};
+
 /// Opens the step on device 0, in this order, each failure an error:
 /// the bundle has a step library; the driver loads (CudaDriver::load);
 /// the device runs the bundle's chip (selectCudaDevice); the library's
 /// SHA-256 is the manifest's; it loads, its constructors load every
 /// kernel module (CudaHostAbi.h), and it has both packed entry points.
 /// The Trainer's buffers are then managed memory; the batch, labels and
-/// logits travel through managed staging buffers.
+/// logits travel through managed staging buffers. Then cuBLASLt, as
+/// `options` say; the device's describe() says which GEMMs run.
 Status openCudaStepDevice(const Bundle &bundle,
                           std::shared_ptr<StepDevice> &out,
-                          ErrorKind *kind = nullptr);
+                          ErrorKind *kind = nullptr,
+                          const CudaStepOptions &options = {});
 
 } // namespace qtrain::rt
 

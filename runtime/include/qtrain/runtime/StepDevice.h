@@ -47,6 +47,12 @@ public:
                      ErrorKind *kind) = 0;
   /// What the device is, e.g. "NVIDIA H200 (sm_90)".
   virtual std::string describe() const = 0;
+  /// Where the step's products run, for the run's log ("" if nowhere
+  /// special).
+  virtual std::string describeProducts() const { return {}; }
+  /// What the device did since it was opened (launches, products run by a
+  /// library), for the end of a run ("" if nothing to say).
+  virtual std::string describeWork() const { return {}; }
 };
 
 } // namespace qtrain::rt

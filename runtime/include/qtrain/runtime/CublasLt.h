@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 ///
 /// \file
-/// The yardstick of qtrain-cuda-check (docs/cuda.md): NVIDIA's cuBLASLt
-/// computing the same GEMM as a generated kernel, for its time and as a
-/// second result to check. Loaded with dlopen (QTRAIN_CUBLASLT, else
+/// NVIDIA's cuBLASLt computing the GEMM of a generated kernel: in the step
+/// on the GPU in place of the kernel where it has an algorithm for it
+/// (qtrain_cuda_gemm, CudaHostAbi.h), and in qtrain-cuda-check as the
+/// yardstick, for its time and as a second result to check. Loaded with dlopen (QTRAIN_CUBLASLT, else
 /// libcublasLt.so.13, libcublasLt.so, then the same under
 /// /usr/local/cuda/lib64), so nothing links CUDA; the few types and enum
 /// values are copied from cublasLt.h, cublas_api.h and library_types.h.
@@ -24,8 +25,8 @@
 ///
 //===----------------------------------------------------------------------===//
 
-#ifndef QTRAIN_CUDA_CHECK_CUBLASLT_H
-#define QTRAIN_CUDA_CHECK_CUBLASLT_H
+#ifndef QTRAIN_RUNTIME_CUBLASLT_H
+#define QTRAIN_RUNTIME_CUBLASLT_H
 
 #include "qtrain/runtime/CudaDriver.h"
 #include "qtrain/runtime/Manifest.h"
@@ -35,7 +36,7 @@
 #include <memory>
 #include <string>
 
-namespace qtrain::cudacheck {
+namespace qtrain::rt {
 
 /// The loaded cuBLASLt with a handle. Not copyable.
 class CublasLt {
@@ -79,6 +80,6 @@ private:
   void *handle = nullptr;
 };
 
-} // namespace qtrain::cudacheck
+} // namespace qtrain::rt
 
-#endif // QTRAIN_CUDA_CHECK_CUBLASLT_H
+#endif // QTRAIN_RUNTIME_CUBLASLT_H

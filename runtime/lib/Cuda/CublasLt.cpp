@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CublasLt.h"
+#include "qtrain/runtime/CublasLt.h"
 
 #include <dlfcn.h>
 
@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-using namespace qtrain::cudacheck;
+using namespace qtrain::rt;
 using qtrain::rt::CudaKernelSpec;
 using qtrain::rt::CUdeviceptr;
 using qtrain::rt::Status;
