@@ -18,7 +18,9 @@
 #     must fall (the mean of the last 20 steps below the first 20), and at
 #     fp32 the GPU curve must match the CPU's within float noise (the first
 #     20 steps within 1e-3; the whole curve's largest difference printed);
-#     each run prints its mean step time per precision.
+#     each run prints its mean step time per precision, and a shorter CPT
+#     run with --cuda-gemm=generated gives the step with every product on
+#     the generated kernels instead of cuBLASLt.
 # Everything goes to ${OUT:-.}/device-check.log. Each command has a time
 # limit so the whole script stays under 8 minutes (CHECK_TIMEOUT,
 # RUN_TIMEOUT, TOTAL_BUDGET in seconds). The exit status is the worst of
@@ -153,6 +155,14 @@ for bundle in "${bundles[@]}"; do
       --out="$OUT/$name-$schedule-gpu"
     note "$RC"
     gpu=$RC
+    if [[ $schedule == cpt ]]; then
+      # The same step with every product on the generated kernels (the run
+      # above offers them to cuBLASLt first): step times side by side.
+      run "$RUN_TIMEOUT" "$BIN/qtrain-run" "$bundle" --device=cuda \
+        --cuda-gemm=generated "${flags[@]}" --train-limit=$((STEPS / 4 * 128)) \
+        --out="$OUT/$name-$schedule-gpu-generated"
+      note "$RC"
+    fi
     run "$RUN_TIMEOUT" "$BIN/qtrain-run" "$bundle" --threads="$CPU_THREADS" \
       "${flags[@]}" --out="$OUT/$name-$schedule-cpu"
     note "$RC"
