@@ -298,9 +298,15 @@ void mlir::qtrain::buildCUDAStepEmulationPipeline(OpPassManager &pm) {
   buildLLVMConversionPipeline(pm);
 }
 
-void mlir::qtrain::buildCUDAStepKernelsPipeline(
-    OpPassManager &pm, const CudaStepKernelsOptions &options) {
+LogicalResult mlir::qtrain::buildCUDAStepKernelsPipeline(
+    OpPassManager &pm, const CudaStepKernelsOptions &options,
+    PipelineErrorFn error) {
+  std::string format = options.format;
+  if (format != "ptx" && format != "cubin")
+    return error("format must be ptx or cubin, got '" + format + "'");
   pm.addPass(createGpuKernelOutliningPass());
+  // One module: one PTX or cubin for the whole step, loaded once.
+  pm.addPass(createMergeGpuModulesPass());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = "+ptx86";
@@ -315,16 +321,20 @@ void mlir::qtrain::buildCUDAStepKernelsPipeline(
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
   GpuModuleToBinaryPassOptions toBinary;
-  toBinary.compilationTarget = "isa";
+  toBinary.compilationTarget = format == "cubin" ? "bin" : "isa";
   toBinary.toolkitPath = options.toolkit;
   pm.addPass(createGpuModuleToBinaryPass(toBinary));
+  return success();
 }
 
-void mlir::qtrain::buildCUDAStepLibraryPipeline(
-    OpPassManager &pm, const CudaStepKernelsOptions &options) {
+LogicalResult mlir::qtrain::buildCUDAStepLibraryPipeline(
+    OpPassManager &pm, const CudaStepKernelsOptions &options,
+    PipelineErrorFn error) {
   buildCUDAStepPipeline(pm);
-  buildCUDAStepKernelsPipeline(pm, options);
+  if (failed(buildCUDAStepKernelsPipeline(pm, options, error)))
+    return failure();
   buildCUDAStepHostPipeline(pm);
+  return success();
 }
 
 void mlir::qtrain::buildCUDAStepHostPipeline(OpPassManager &pm) {
@@ -376,22 +386,30 @@ FailureOr<int64_t> mlir::qtrain::stepBufferPeak(ModuleOp module) {
   return peak;
 }
 
-/// Registers `name` as a pipeline built by `build` from StepPipelineOptions.
-static void registerStepPipeline(
+/// Registers `name` as a pipeline built by `build` from its `Options`,
+/// which may refuse them with an error.
+template <typename Options>
+static void registerOptionsPipeline(
     StringRef name, StringRef description,
-    LogicalResult (*build)(OpPassManager &, const StepPipelineOptions &,
-                           PipelineErrorFn)) {
+    LogicalResult (*build)(OpPassManager &, const Options &, PipelineErrorFn)) {
   registerPassPipeline(
       name, description,
       [build](OpPassManager &pm, StringRef text, PipelineErrorFn error) {
-        StepPipelineOptions options;
+        Options options;
         if (failed(options.parseFromString(text)))
           return failure();
         return build(pm, options, error);
       },
       [](function_ref<void(const mlir::detail::PassOptions &)> handler) {
-        handler(StepPipelineOptions());
+        handler(Options());
       });
+}
+
+static void registerStepPipeline(
+    StringRef name, StringRef description,
+    LogicalResult (*build)(OpPassManager &, const StepPipelineOptions &,
+                           PipelineErrorFn)) {
+  registerOptionsPipeline<StepPipelineOptions>(name, description, build);
 }
 
 void mlir::qtrain::registerPipelines() {
@@ -436,12 +454,13 @@ void mlir::qtrain::registerPipelines() {
       "qtrain-lower-cuda-step, then the launches as host loops and the LLVM "
       "dialect for the CPU: the CUDA step checked on a CPU",
       buildCUDAStepEmulationPipeline);
-  PassPipelineRegistration<CudaStepKernelsOptions>(
+  registerOptionsPipeline<CudaStepKernelsOptions>(
       "qtrain-cuda-step-kernels",
-      "Outline the launches of qtrain-lower-cuda-step into kernels for the "
-      "chip, lower them to NVVM and serialize them to PTX",
+      "Outline the launches of qtrain-lower-cuda-step into kernels of one "
+      "module for the chip, lower them to NVVM and serialize them to PTX or "
+      "a cubin",
       buildCUDAStepKernelsPipeline);
-  PassPipelineRegistration<CudaStepKernelsOptions>(
+  registerOptionsPipeline<CudaStepKernelsOptions>(
       "qtrain-cuda-step-library",
       "The CUDA step's host code and kernels from a materialized training "
       "module: qtrain-lower-cuda-step, qtrain-cuda-step-kernels, the host "

@@ -272,7 +272,7 @@ static std::vector<int64_t> hostVisibleArguments(ModuleOp module,
 /// qtrain-cuda-step-library) and records the arguments the host code reads
 /// in `spec` (the library and its SHA-256 once it is linked).
 static LogicalResult buildCudaStep(ModuleOp step, StringRef chip,
-                                   StringRef toolkit,
+                                   StringRef toolkit, StringRef format,
                                    rt::CudaTargetSpec &spec) {
   PassManager map(step.getContext());
   mlir::qtrain::buildCUDAStepPipeline(map);
@@ -289,7 +289,13 @@ static LogicalResult buildCudaStep(ModuleOp step, StringRef chip,
   mlir::qtrain::CudaStepKernelsOptions kernels;
   kernels.chip = chip.str();
   kernels.toolkit = toolkit.str();
-  mlir::qtrain::buildCUDAStepKernelsPipeline(lower, kernels);
+  kernels.format = format.str();
+  if (failed(mlir::qtrain::buildCUDAStepKernelsPipeline(
+          lower, kernels, [&](const Twine &message) {
+            return step.emitError("qtrain-compile: the CUDA step: ")
+                   << message;
+          })))
+    return failure();
   mlir::qtrain::buildCUDAStepHostPipeline(lower);
   return lower.run(step);
 }
@@ -670,7 +676,7 @@ static int compile(int argc, char **argv) {
     } else {
       stepModule = module->clone();
       if (failed(buildCudaStep(*stepModule, cudaChip, options.cudaPath,
-                               manifest.cuda)))
+                               cudaFormat, manifest.cuda)))
         return 1;
     }
   }
@@ -920,7 +926,10 @@ static int compile(int argc, char **argv) {
       llvm::sys::fs::file_size(path, stepSize);
       llvm::outs() << "  cuda step: " << manifest.cuda.stepLibrary << ", "
                    << stepSize / 1024
-                   << " KiB (the whole step on the GPU, its kernels as PTX)\n";
+                   << " KiB (the whole step on the GPU, its kernels "
+                   << (cudaFormat == "cubin" ? "in one cubin for " + cudaChip
+                                             : std::string("in one PTX module"))
+                   << ")\n";
     }
   }
   llvm::outs() << "  schedule: " << rt::printSchedule(parsed)

@@ -252,17 +252,25 @@ struct CudaStepKernelsOptions
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("The CUDA toolkit whose libdevice the kernels' math "
-                     "functions link"),
+                     "functions link (and whose ptxas assembles a cubin)"),
       llvm::cl::init("/usr/local/cuda")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("ptx (the driver compiles it when the library loads) or "
+                     "cubin (assembled by the toolkit's ptxas for chip)"),
+      llvm::cl::init("ptx")};
 };
 
 /// qtrain-cuda-step-kernels: the launches of buildCUDAStepPipeline outlined
-/// into gpu.modules for the chip (gpu-kernel-outlining,
-/// nvvm-attach-target), lowered to NVVM with memref descriptors as kernel
-/// parameters and serialized to PTX (gpu-module-to-binary format=isa), the
-/// host side left with gpu.launch_func.
-void buildCUDAStepKernelsPipeline(OpPassManager &pm,
-                                  const CudaStepKernelsOptions &options);
+/// into kernels (gpu-kernel-outlining) of one gpu.module with the GEMM
+/// kernels (qtrain-merge-gpu-modules) for the chip (nvvm-attach-target),
+/// lowered to NVVM with memref descriptors as kernel parameters and
+/// serialized to PTX or a cubin (gpu-module-to-binary), the host side left
+/// with gpu.launch_func.
+/// A format other than ptx or cubin is an error (`error`).
+LogicalResult buildCUDAStepKernelsPipeline(OpPassManager &pm,
+                                           const CudaStepKernelsOptions &options,
+                                           PipelineErrorFn error);
 
 /// qtrain-cuda-step-library: what the bundle's cuda/step.so is built from
 /// (docs/cuda.md): buildCUDAStepPipeline, buildCUDAStepKernelsPipeline,
@@ -270,8 +278,9 @@ void buildCUDAStepKernelsPipeline(OpPassManager &pm,
 /// memory, gpu-to-llvm for the launches and the kernels' PTX, bare pointers
 /// at function boundaries) and qtrain-packed-entry-points: the step ABI of
 /// model.so, on device buffers.
-void buildCUDAStepLibraryPipeline(OpPassManager &pm,
-                                  const CudaStepKernelsOptions &options);
+LogicalResult buildCUDAStepLibraryPipeline(OpPassManager &pm,
+                                           const CudaStepKernelsOptions &options,
+                                           PipelineErrorFn error);
 
 /// The last part of buildCUDAStepLibraryPipeline, after the kernels: the
 /// host code to the LLVM dialect and the packed entry points.

@@ -163,6 +163,27 @@ def MapStepToGpuPass : Pass<"qtrain-map-step-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def MergeGpuModulesPass : Pass<"qtrain-merge-gpu-modules", "::mlir::ModuleOp"> {
+  let summary = "Every gpu.module of the module as one";
+  let description = [{
+    Moves the contents of every `gpu.module` into one named `name` and
+    points every `gpu.launch_func` at it, so that the CUDA step's kernels
+    (one module per launch after `gpu-kernel-outlining`, plus the GEMM
+    kernels of `qtrain-gpu-gemms`) serialize to one PTX or cubin, which the
+    runtime loads once rather than hundreds of times. Kernels keep their
+    names; a clash between other symbols gets a unique name, and identical
+    private declarations are kept once. Modules with different targets or
+    offloading handlers cannot be merged (an error); a launch of a kernel
+    outside the module's gpu.modules is an error.
+  }];
+  let options = [
+    Option<"name", "name", "std::string",
+           /*default=*/"\"qtrain_step_kernels\"",
+           "The name of the merged gpu.module">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def EmulateGpuPass : Pass<"qtrain-emulate-gpu", "::mlir::ModuleOp"> {
   let summary = "GPU launches as host loops, to check the CUDA step on a CPU";
   let description = [{
