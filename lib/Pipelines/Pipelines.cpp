@@ -187,7 +187,9 @@ mlir::qtrain::buildCompilePipeline(OpPassManager &pm,
   return success();
 }
 
-void mlir::qtrain::buildCPUBufferPipeline(OpPassManager &pm) {
+/// The tensor passes of buildCPUBufferPipeline: the qtrain ops as linalg,
+/// convolutions as GEMMs, collapsed dimensions, loop orders.
+static void buildCPUTensorPipeline(OpPassManager &pm) {
   pm.addPass(createConvertQTrainToLinalgPass());
   pm.addPass(createFuseDecodesPass());
   pm.addPass(createDropAnnotationsPass());
@@ -201,7 +203,11 @@ void mlir::qtrain::buildCPUBufferPipeline(OpPassManager &pm) {
   pm.addPass(createLoopOrderPass());
   pm.addPass(createReassociateSumsPass());
   pm.addPass(createReuseDyingInputsPass());
+}
 
+/// The buffer half of buildCPUBufferPipeline: bufferization, results as
+/// out-parameters, deallocation, buffers freed early.
+static void buildBufferizationPipeline(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -214,6 +220,11 @@ void mlir::qtrain::buildCPUBufferPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createElideResultCopiesPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createFreeEarlyPass());
+}
+
+void mlir::qtrain::buildCPUBufferPipeline(OpPassManager &pm) {
+  buildCPUTensorPipeline(pm);
+  buildBufferizationPipeline(pm);
 }
 
 /// The tail of the CPU lowering: loops, memrefs, math, arith, control flow
@@ -278,7 +289,11 @@ void mlir::qtrain::buildCUDALoweringPipeline(OpPassManager &pm) {
 }
 
 void mlir::qtrain::buildCUDAStepPipeline(OpPassManager &pm) {
-  buildCPUBufferPipeline(pm);
+  buildCPUTensorPipeline(pm);
+  // Every linalg op becomes a launch: chains of elementwise ops as one.
+  pm.addPass(createFuseElementwisePass());
+  pm.addPass(createCanonicalizerPass());
+  buildBufferizationPipeline(pm);
   pm.addPass(createCopiesToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   // Products on the GEMM kernels (gathers and epilogues are linalg ops,
@@ -389,9 +404,10 @@ FailureOr<int64_t> mlir::qtrain::stepBufferPeak(ModuleOp module) {
 /// Registers `name` as a pipeline built by `build` from its `Options`,
 /// which may refuse them with an error.
 template <typename Options>
-static void registerOptionsPipeline(
-    StringRef name, StringRef description,
-    LogicalResult (*build)(OpPassManager &, const Options &, PipelineErrorFn)) {
+static void registerOptionsPipeline(StringRef name, StringRef description,
+                                    LogicalResult (*build)(OpPassManager &,
+                                                           const Options &,
+                                                           PipelineErrorFn)) {
   registerPassPipeline(
       name, description,
       [build](OpPassManager &pm, StringRef text, PipelineErrorFn error) {

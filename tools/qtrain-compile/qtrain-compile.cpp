@@ -292,8 +292,7 @@ static LogicalResult buildCudaStep(ModuleOp step, StringRef chip,
   kernels.format = format.str();
   if (failed(mlir::qtrain::buildCUDAStepKernelsPipeline(
           lower, kernels, [&](const Twine &message) {
-            return step.emitError("qtrain-compile: the CUDA step: ")
-                   << message;
+            return step.emitError("qtrain-compile: the CUDA step: ") << message;
           })))
     return failure();
   mlir::qtrain::buildCUDAStepHostPipeline(lower);

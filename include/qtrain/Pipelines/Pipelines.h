@@ -268,9 +268,10 @@ struct CudaStepKernelsOptions
 /// serialized to PTX or a cubin (gpu-module-to-binary), the host side left
 /// with gpu.launch_func.
 /// A format other than ptx or cubin is an error (`error`).
-LogicalResult buildCUDAStepKernelsPipeline(OpPassManager &pm,
-                                           const CudaStepKernelsOptions &options,
-                                           PipelineErrorFn error);
+LogicalResult
+buildCUDAStepKernelsPipeline(OpPassManager &pm,
+                             const CudaStepKernelsOptions &options,
+                             PipelineErrorFn error);
 
 /// qtrain-cuda-step-library: what the bundle's cuda/step.so is built from
 /// (docs/cuda.md): buildCUDAStepPipeline, buildCUDAStepKernelsPipeline,
@@ -278,9 +279,10 @@ LogicalResult buildCUDAStepKernelsPipeline(OpPassManager &pm,
 /// memory, gpu-to-llvm for the launches and the kernels' PTX, bare pointers
 /// at function boundaries) and qtrain-packed-entry-points: the step ABI of
 /// model.so, on device buffers.
-LogicalResult buildCUDAStepLibraryPipeline(OpPassManager &pm,
-                                           const CudaStepKernelsOptions &options,
-                                           PipelineErrorFn error);
+LogicalResult
+buildCUDAStepLibraryPipeline(OpPassManager &pm,
+                             const CudaStepKernelsOptions &options,
+                             PipelineErrorFn error);
 
 /// The last part of buildCUDAStepLibraryPipeline, after the kernels: the
 /// host code to the LLVM dialect and the packed entry points.

@@ -215,9 +215,9 @@ void EmulateGpuPass::runOnOperation() {
     });
     for (func::CallOp call : calls) {
       rewriter.setInsertionPoint(call);
-      rewriter.replaceOp(call, arith::ConstantIntOp::create(
-                                   rewriter, call.getLoc(),
-                                   rewriter.getI32Type(), 0));
+      rewriter.replaceOp(
+          call, arith::ConstantIntOp::create(rewriter, call.getLoc(),
+                                             rewriter.getI32Type(), 0));
     }
     rewriter.eraseOp(library);
   }

@@ -192,8 +192,8 @@ static Value offerToLibrary(OpBuilder &b, Location loc, ModuleOp module,
   auto i64 = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
   };
-  int64_t kind = llvm::find(gemmKernelKinds(), spec.kind) -
-                 gemmKernelKinds().begin();
+  int64_t kind =
+      llvm::find(gemmKernelKinds(), spec.kind) - gemmKernelKinds().begin();
   args.append({i32(kind), i32(int64_t(spec.a)), i32(int64_t(spec.b)),
                i64(spec.batch), i64(spec.m), i64(spec.n), i64(spec.k)});
   auto callee = module.lookupSymbol<func::FuncOp>(kLibraryGemmFunction);

@@ -55,9 +55,13 @@ static SmallVector<func::FuncOp> hostFunctions(ModuleOp module) {
 
 /// Lowers `op` to loops whose parallel dimensions form one outermost
 /// scf.parallel (a unit one when it has none), its reductions scf.for
-/// loops inside, in their order.
-static LogicalResult toParallelLoops(IRRewriter &rewriter,
-                                     linalg::LinalgOp op) {
+/// loops inside, in their order. For each (init, value) of `fills`, each
+/// iteration of the parallel loop first stores the value to the elements
+/// of that init it owns (foldableFill says when that is the whole init,
+/// once).
+static LogicalResult
+toParallelLoops(IRRewriter &rewriter, linalg::LinalgOp op,
+                ArrayRef<std::pair<unsigned, Value>> fills = {}) {
   rewriter.setInsertionPoint(op);
   if (!isa<linalg::GenericOp>(op)) {
     FailureOr<linalg::GenericOp> generic =
@@ -87,10 +91,29 @@ static LogicalResult toParallelLoops(IRRewriter &rewriter,
                                "this op first");
     generic = *swapped;
   }
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  unsigned numInputs = generic.getNumDpsInputs();
+  SmallVector<Value> inits;
+  for (OpOperand &init : generic.getDpsInitsMutable())
+    inits.push_back(init.get());
   if (anyParallel) {
-    if (failed(linalg::linalgOpToParallelLoops(rewriter, generic)))
+    FailureOr<linalg::LinalgLoops> loops =
+        linalg::linalgOpToParallelLoops(rewriter, generic);
+    if (failed(loops))
       return generic.emitError("qtrain: cannot lower this op to loops");
+    Location loc = generic.getLoc();
     rewriter.eraseOp(generic);
+    // Each init's map is a permutation of the parallel loops (after the
+    // interchange, the scf.parallel's induction variables in order).
+    auto loop = cast<scf::ParallelOp>(loops->front());
+    rewriter.setInsertionPointToStart(loop.getBody());
+    for (auto [index, value] : fills) {
+      SmallVector<Value> indices;
+      for (AffineExpr result : maps[numInputs + index].getResults())
+        indices.push_back(
+            loop.getInductionVars()[cast<AffineDimExpr>(result).getPosition()]);
+      memref::StoreOp::create(rewriter, loc, value, inits[index], indices);
+    }
     return success();
   }
   // A reduction to a scalar or a 0-d op: one thread runs it.
@@ -101,10 +124,69 @@ static LogicalResult toParallelLoops(IRRewriter &rewriter,
                                       ValueRange{one}, ValueRange{one});
   rewriter.moveOpBefore(generic, unit.getBody()->getTerminator());
   rewriter.setInsertionPoint(generic);
+  for (auto [index, value] : fills)
+    memref::StoreOp::create(rewriter, loc, value, inits[index], ValueRange());
   if (failed(linalg::linalgOpToLoops(rewriter, generic)))
     return generic.emitError("qtrain: cannot lower this op to loops");
   rewriter.eraseOp(generic);
   return success();
+}
+
+/// What `value` views, through view-like ops: a function argument or the
+/// op that made the buffer.
+static Value rootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// The linalg.fill of `op`'s init `index` that can run inside `op`'s
+/// kernel instead of a launch of its own, if any: it fills exactly that
+/// buffer, comes earlier in the same block with nothing in between that may
+/// touch the buffer's memory, the init is read through a permutation of
+/// `op`'s parallel loops (each element owned by one iteration of the
+/// parallel loop, every element owned) and no other operand of `op` shares
+/// its memory. Each thread then stores the fill value to its own elements
+/// first, exactly what the fill would have left there.
+static linalg::FillOp foldableFill(linalg::LinalgOp op, unsigned index) {
+  Value init = op.getDpsInitOperand(index)->get();
+  auto type = dyn_cast<MemRefType>(init.getType());
+  if (!type || !type.hasStaticShape())
+    return {};
+  AffineMap map = op.getMatchingIndexingMap(op.getDpsInitOperand(index));
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  int64_t parallel = llvm::count(iterators, utils::IteratorType::parallel);
+  if (!map.isProjectedPermutation() || int64_t(map.getNumResults()) != parallel)
+    return {};
+  for (AffineExpr result : map.getResults())
+    if (iterators[cast<AffineDimExpr>(result).getPosition()] !=
+        utils::IteratorType::parallel)
+      return {};
+  Value root = rootBuffer(init);
+  for (OpOperand &operand : op->getOpOperands())
+    if (&operand != op.getDpsInitOperand(index) &&
+        isa<BaseMemRefType>(operand.get().getType()) &&
+        rootBuffer(operand.get()) == root)
+      return {};
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev);
+        fill && fill.hasPureBufferSemantics())
+      if (fill.getDpsInitOperand(0)->get() == init)
+        return fill;
+    if (isPure(prev))
+      continue;
+    auto effects = dyn_cast<MemoryEffectOpInterface>(prev);
+    if (!effects)
+      return {};
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (MemoryEffects::EffectInstance &effect : instances) {
+      Value value = effect.getValue();
+      if (!value || rootBuffer(value) == root)
+        return {};
+    }
+  }
+  return {};
 }
 
 /// The outermost scf.parallel loops of `fn` that carry no GPU mapping yet.
@@ -238,14 +320,6 @@ static LogicalResult placeBuffers(IRRewriter &rewriter, func::FuncOp fn,
   return success();
 }
 
-/// What `value` views, through view-like ops: a function argument or the
-/// op that made the buffer.
-static Value rootBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
-
 /// Finds the buffers the host code reads or writes itself. Those made in
 /// the step are returned, for placeBuffers to allocate `host_shared`;
 /// arguments of public functions (the entry points, through the calls that
@@ -333,13 +407,28 @@ void MapStepToGpuPass::runOnOperation() {
   for (func::FuncOp fn : functions) {
     SmallVector<linalg::LinalgOp> ops;
     fn.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    // Fills that run inside their consumer's kernel (one launch fewer).
+    DenseMap<Operation *, SmallVector<std::pair<unsigned, Value>>> fills;
+    DenseSet<Operation *> foldedFills;
+    for (linalg::LinalgOp op : ops) {
+      if (!op.hasPureBufferSemantics() || isa<linalg::FillOp>(op))
+        continue;
+      for (unsigned i = 0; i < op.getNumDpsInits(); ++i)
+        if (linalg::FillOp fill = foldableFill(op, i);
+            fill && foldedFills.insert(fill).second)
+          fills[op].push_back({i, fill.value()});
+    }
     for (linalg::LinalgOp op : ops) {
       if (!op.hasPureBufferSemantics()) {
         op.emitError("qtrain-map-step-to-gpu: expected a bufferized step "
                      "(this op has tensor operands)");
         return signalPassFailure();
       }
-      if (failed(toParallelLoops(rewriter, op)))
+      if (foldedFills.contains(op)) {
+        rewriter.eraseOp(op);
+        continue;
+      }
+      if (failed(toParallelLoops(rewriter, op, fills.lookup(op))))
         return signalPassFailure();
     }
     mapLoops(rewriter, fn, threadsPerBlock);

@@ -48,10 +48,10 @@ void MergeGpuModulesPass::runOnOperation() {
     return;
 
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-  auto merged = gpu::GPUModuleOp::create(builder, sources.front().getLoc(),
-                                         "qtrain_merged_kernels",
-                                         sources.front().getTargetsAttr(),
-                                         sources.front().getOffloadingHandlerAttr());
+  auto merged = gpu::GPUModuleOp::create(
+      builder, sources.front().getLoc(), "qtrain_merged_kernels",
+      sources.front().getTargetsAttr(),
+      sources.front().getOffloadingHandlerAttr());
   SymbolTable mergedSymbols(merged);
   // (module, symbol) -> the symbol's name in the merged module.
   DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
@@ -85,15 +85,15 @@ void MergeGpuModulesPass::runOnOperation() {
   StringAttr mergedName = merged.getSymNameAttr();
   WalkResult walk = module.walk([&](gpu::LaunchFuncOp launch) {
     SymbolRefAttr kernel = launch.getKernel();
-    auto it = renamed.find({kernel.getRootReference(),
-                            kernel.getLeafReference()});
+    auto it =
+        renamed.find({kernel.getRootReference(), kernel.getLeafReference()});
     if (it == renamed.end() || kernel.getNestedReferences().size() != 1) {
       launch.emitError("qtrain-merge-gpu-modules: this launch's kernel is not "
                        "in a gpu.module of the module");
       return WalkResult::interrupt();
     }
-    launch.setKernelAttr(SymbolRefAttr::get(
-        mergedName, {FlatSymbolRefAttr::get(it->second)}));
+    launch.setKernelAttr(
+        SymbolRefAttr::get(mergedName, {FlatSymbolRefAttr::get(it->second)}));
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())

@@ -49,9 +49,9 @@ struct HostAbi {
   const CublasLt *gemmLibrary = nullptr;
   CUdeviceptr workspace = 0;
   size_t workspaceBytes = 0;
-  std::map<std::tuple<int32_t, int32_t, int32_t, int64_t, int64_t, int64_t,
-                      int64_t>,
-           CublasLt::PlanPtr>
+  std::map<
+      std::tuple<int32_t, int32_t, int32_t, int64_t, int64_t, int64_t, int64_t>,
+      CublasLt::PlanPtr>
       plans;
   int64_t libraryGemms = 0, declinedGemms = 0;
 };
@@ -301,8 +301,8 @@ extern "C" int32_t qtrain_cuda_gemm(uintptr_t aBuffer, uintptr_t bBuffer,
     spec.k = k;
     CublasLt::PlanPtr plan;
     std::string unsupported;
-    if (Status s = a.gemmLibrary->plan(spec, a.workspaceBytes, plan,
-                                       unsupported);
+    if (Status s =
+            a.gemmLibrary->plan(spec, a.workspaceBytes, plan, unsupported);
         s.failed()) {
       a.error = "qtrain_cuda_gemm: " + s.message();
       return 0;

@@ -34,8 +34,7 @@ public:
   Status run(bool train, void **args, size_t inputIndex, size_t inputBytes,
              size_t otherIndex, size_t otherBytes, ErrorKind *kind) override;
   std::string describe() const override {
-    return context->getDevice().name + " (" + context->getDevice().chip() +
-           ")";
+    return context->getDevice().name + " (" + context->getDevice().chip() + ")";
   }
   std::string describeProducts() const override { return gemms; }
   std::string describeWork() const override {

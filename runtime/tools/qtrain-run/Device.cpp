@@ -31,7 +31,7 @@ qtrain::run::openCuda(const rt::Bundle &bundle, const rt::Schedule &schedule,
     die(s.message());
   std::shared_ptr<rt::StepDevice> device;
   rt::CudaStepOptions options;
-  options.gemms = gemms == "generated" ? rt::CudaGemmLibrary::Generated
+  options.gemms = gemms == "generated"  ? rt::CudaGemmLibrary::Generated
                   : gemms == "cublaslt" ? rt::CudaGemmLibrary::CublasLt
                                         : rt::CudaGemmLibrary::Auto;
   if (rt::Status s = rt::openCudaStepDevice(bundle, device, nullptr, options);

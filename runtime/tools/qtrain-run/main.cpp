@@ -247,8 +247,8 @@ int main(int argc, char **argv) {
   std::fflush(stdout);
 
   int status = train({o, data, *trainer, schedule, job, &logs, config.dump(),
-                       outDir, checkpointPath, evalBits, learnedEval,
-                       stepsPerEpoch, total, start});
+                      outDir, checkpointPath, evalBits, learnedEval,
+                      stepsPerEpoch, total, start});
   if (device && status == 0)
     if (std::string work = device->describeWork(); !work.empty())
       std::printf("device: %s\n", work.c_str());

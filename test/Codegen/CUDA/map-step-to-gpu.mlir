@@ -135,3 +135,119 @@ func.func @tensors(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   %r = linalg.copy ins(%a : tensor<4xf32>) outs(%b : tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A fill of a reduction's init runs in the reduction's kernel: each thread
+// stores the fill value to the element it owns, then sums into it. One
+// launch, not two; the same values in the same order.
+
+// CHECK-LABEL: func.func @fill_then_sum(
+// CHECK-SAME:    %[[IN:.*]]: memref<64x32xf32>, %[[OUT:.*]]: memref<64xf32>)
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-COUNT-1: gpu.launch
+// CHECK:           memref.store %[[ZERO]], %[[OUT]][%[[I:.*]]]
+// CHECK:           scf.for
+// CHECK:             memref.load %[[OUT]][%[[I]]]
+// CHECK:             arith.addf
+// CHECK:             memref.store {{.*}}, %[[OUT]][%[[I]]]
+// CHECK-NOT:     gpu.launch
+func.func @fill_then_sum(%in: memref<64x32xf32>, %out: memref<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%in : memref<64x32xf32>) outs(%out : memref<64xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Two inits, two fills (a range's minimum and maximum), and a reduction to
+// a scalar: each fill in its consumer's kernel, the scalar's on its one
+// thread.
+
+// CHECK-LABEL: func.func @fills_of_two_inits(
+// CHECK-SAME:    %{{.*}}: memref<16x8xi32>, %[[LO:.*]]: memref<8xi32>, %[[HI:.*]]: memref<8xi32>, %[[ALL:.*]]: memref<i32>)
+// CHECK-DAG:     %[[MAX:.*]] = arith.constant 2147483647 : i32
+// CHECK-DAG:     %[[MIN:.*]] = arith.constant -2147483648 : i32
+// CHECK:         gpu.launch
+// CHECK-DAG:       memref.store %[[MAX]], %[[LO]][%[[J:.*]]]
+// CHECK-DAG:       memref.store %[[MIN]], %[[HI]][%[[J]]]
+// CHECK:           scf.for
+// CHECK:         gpu.launch
+// CHECK:           memref.store %[[MAX]], %[[ALL]][]
+// CHECK:           scf.for
+// CHECK-NOT:     gpu.launch
+func.func @fills_of_two_inits(%in: memref<16x8xi32>, %lo: memref<8xi32>,
+                              %hi: memref<8xi32>, %all: memref<i32>) {
+  %max = arith.constant 2147483647 : i32
+  %min = arith.constant -2147483648 : i32
+  linalg.fill ins(%max : i32) outs(%lo : memref<8xi32>)
+  linalg.fill ins(%min : i32) outs(%hi : memref<8xi32>)
+  linalg.generic {indexing_maps = [affine_map<(k, j) -> (k, j)>, affine_map<(k, j) -> (j)>,
+                                   affine_map<(k, j) -> (j)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%in : memref<16x8xi32>) outs(%lo, %hi : memref<8xi32>, memref<8xi32>) {
+  ^bb0(%x: i32, %a: i32, %b: i32):
+    %l = arith.minsi %a, %x : i32
+    %h = arith.maxsi %b, %x : i32
+    linalg.yield %l, %h : i32, i32
+  }
+  linalg.fill ins(%max : i32) outs(%all : memref<i32>)
+  linalg.generic {indexing_maps = [affine_map<(k) -> (k)>, affine_map<(k) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%lo : memref<8xi32>) outs(%all : memref<i32>) {
+  ^bb0(%x: i32, %acc: i32):
+    %m = arith.minsi %acc, %x : i32
+    linalg.yield %m : i32
+  }
+  return
+}
+
+// -----
+
+// A fill stays a launch of its own when its consumer also reads the buffer
+// as an input, when something in between touches the buffer, or when the
+// consumer's threads do not each own their elements (an init map that is
+// not a permutation of the parallel loops).
+
+// CHECK-LABEL: func.func @fills_kept(
+// CHECK-COUNT-7: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func @fills_kept(%a: memref<64xf32>, %b: memref<64xf32>, %m: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  // Read as an input too: a thread could read an element another thread
+  // has not filled yet.
+  linalg.fill ins(%zero : f32) outs(%a : memref<64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i) -> (63 - i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%a : memref<64xf32>) outs(%a : memref<64xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  // Read in between (by an op whose own init is another buffer).
+  linalg.fill ins(%zero : f32) outs(%b : memref<64xf32>)
+  linalg.copy ins(%b : memref<64xf32>) outs(%a : memref<64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%a : memref<64xf32>) outs(%b : memref<64xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  // The init is not a permutation of the parallel loops.
+  linalg.fill ins(%zero : f32) outs(%m : memref<64x64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i, i)>],
+                  iterator_types = ["parallel"]}
+      ins(%a : memref<64xf32>) outs(%m : memref<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  return
+}

@@ -676,8 +676,9 @@ TEST(CudaHostAbiTest, TheFirstFailureIsKeptAndReported) {
 
 /// Row-major A [batch, m, k] x B [batch, n, k]^T, exactly.
 template <typename T, typename Acc>
-static std::vector<Acc> referenceGemm(const std::vector<T> &a, const std::vector<T> &b,
-                               int64_t batch, int64_t m, int64_t n, int64_t k) {
+static std::vector<Acc> referenceGemm(const std::vector<T> &a,
+                                      const std::vector<T> &b, int64_t batch,
+                                      int64_t m, int64_t n, int64_t k) {
   std::vector<Acc> c(size_t(batch * m * n));
   for (int64_t z = 0; z < batch; ++z)
     for (int64_t i = 0; i < m; ++i)

@@ -69,6 +69,25 @@ def CudaGemmKernelsPass
   ];
 }
 
+def FuseElementwisePass : Pass<"qtrain-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Chains of elementwise linalg ops on tensors as one op";
+  let description = [{
+    Fuses an elementwise linalg op on tensors (every loop parallel) into
+    its user when that user is elementwise too and the only one
+    (`linalg::populateElementwiseOpsFusionPatterns`), so that the CUDA
+    step, where every linalg op is a kernel launch, launches one kernel for
+    a chain such as a quantizer's scale, round and clamp. Each element's
+    arithmetic is unchanged (the same ops in the same order), so the step's
+    numerics are too. Products and other reductions are not fused into,
+    which leaves their bodies for `qtrain-gpu-gemms`.
+    `qtrain-lower-cuda-step` runs it on the tensors of the CPU lowering's
+    buffer passes, before bufferization.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def GpuGemmsPass : Pass<"qtrain-gpu-gemms", "::mlir::ModuleOp"> {
   let summary = "The bufferized step's GEMMs on the GPU GEMM kernels";
   let description = [{
