@@ -48,6 +48,23 @@ StringRef mlir::qtrain::stringifyGemmEncoding(GemmEncoding encoding) {
   return "?";
 }
 
+Type mlir::qtrain::getGemmStorageType(MLIRContext *ctx,
+                                      GemmEncoding encoding) {
+  switch (encoding) {
+  case GemmEncoding::F32:
+    return Float32Type::get(ctx);
+  case GemmEncoding::BF16:
+    return IntegerType::get(ctx, 16);
+  case GemmEncoding::E4M3:
+  case GemmEncoding::E5M2:
+  case GemmEncoding::S8:
+    return IntegerType::get(ctx, 8);
+  case GemmEncoding::S32:
+    return IntegerType::get(ctx, 32);
+  }
+  return {};
+}
+
 ArrayRef<StringRef> mlir::qtrain::gemmKernelKinds() {
   static const StringRef kinds[] = {"f32", "tf32", "bf16", "fp8", "i8"};
   return kinds;
@@ -137,22 +154,6 @@ FailureOr<GemmKernelSpec> GemmKernelSpec::fromAttr(DictionaryAttr attr) {
 
 namespace {
 
-/// The element type a kernel argument holds for an encoding.
-Type storageType(MLIRContext *ctx, GemmEncoding encoding) {
-  switch (encoding) {
-  case GemmEncoding::F32:
-    return Float32Type::get(ctx);
-  case GemmEncoding::BF16:
-    return IntegerType::get(ctx, 16);
-  case GemmEncoding::E4M3:
-  case GemmEncoding::E5M2:
-  case GemmEncoding::S8:
-    return IntegerType::get(ctx, 8);
-  case GemmEncoding::S32:
-    return IntegerType::get(ctx, 32);
-  }
-  return {};
-}
 
 /// Builds one kernel body; `b` sits at the start of the kernel's block.
 class GemmBuilder {
@@ -414,7 +415,7 @@ gpu::GPUFuncOp mlir::qtrain::buildGemmKernel(OpBuilder &builder, Location loc,
   MLIRContext *ctx = builder.getContext();
   auto memrefOf = [&](int64_t rows, int64_t cols, GemmEncoding encoding) {
     return MemRefType::get({spec.batch * rows * cols},
-                           storageType(ctx, encoding));
+                           getGemmStorageType(ctx, encoding));
   };
   auto type = builder.getFunctionType({memrefOf(spec.m, spec.k, spec.a),
                                        memrefOf(spec.n, spec.k, spec.b),

@@ -92,30 +92,13 @@ static AffineMap reindex(AffineMap map, ArrayRef<unsigned> order) {
   return map.replaceDimsAndSymbols(dims, {}, order.size(), 0);
 }
 
-/// The kernel's element type for an operand encoding.
-static Type encodedType(MLIRContext *ctx, GemmEncoding encoding) {
-  switch (encoding) {
-  case GemmEncoding::F32:
-    return Float32Type::get(ctx);
-  case GemmEncoding::BF16:
-    return IntegerType::get(ctx, 16);
-  case GemmEncoding::S32:
-    return IntegerType::get(ctx, 32);
-  case GemmEncoding::E4M3:
-  case GemmEncoding::E5M2:
-  case GemmEncoding::S8:
-    return IntegerType::get(ctx, 8);
-  }
-  return {};
-}
-
 /// A dense buffer of `shape` gathered from `source` through `map` (over
 /// loops of that shape), each element in `encoding`, collapsed to 1-D.
 static Value gather(OpBuilder &b, Location loc, Value source, AffineMap map,
                     ArrayRef<int64_t> shape, GemmEncoding encoding,
                     SmallVectorImpl<Value> &buffers) {
   MLIRContext *ctx = b.getContext();
-  Type element = encodedType(ctx, encoding);
+  Type element = getGemmStorageType(ctx, encoding);
   auto type = MemRefType::get(shape, element);
   unsigned rank = shape.size();
   SmallVector<ReassociationIndices> all(1);
@@ -232,7 +215,7 @@ static void rewriteGemm(IRRewriter &rewriter, linalg::LinalgOp op,
   Value a = operand(0, loops.m, spec.a);
   Value b = operand(1, loops.n, spec.b);
 
-  Type cType = encodedType(ctx, spec.c);
+  Type cType = getGemmStorageType(ctx, spec.c);
   Value c = memref::AllocOp::create(
       rewriter, loc, MemRefType::get({spec.batch * spec.m * spec.n}, cType));
   auto constant = [&](int64_t v) -> Value {

@@ -39,6 +39,10 @@ enum class GemmEncoding { F32, BF16, E4M3, E5M2, S8, S32 };
 /// The manifest's spelling: f32, bf16, e4m3, e5m2, s8, s32.
 StringRef stringifyGemmEncoding(GemmEncoding encoding);
 
+/// The element type a kernel's buffer holds for `encoding`: f32, i16 (bf16
+/// bits), i8 (fp8 bytes or codes) or i32.
+Type getGemmStorageType(MLIRContext *ctx, GemmEncoding encoding);
+
 /// What one kernel computes.
 struct GemmKernelSpec {
   /// f32, tf32, bf16, fp8 or i8.

@@ -8,9 +8,9 @@
 /// NVIDIA's cuBLASLt computing the GEMM of a generated kernel: in the step
 /// on the GPU in place of the kernel where it has an algorithm for it
 /// (qtrain_cuda_gemm, CudaHostAbi.h), and in qtrain-cuda-check as the
-/// yardstick, for its time and as a second result to check. Loaded with dlopen (QTRAIN_CUBLASLT, else
-/// libcublasLt.so.13, libcublasLt.so, then the same under
-/// /usr/local/cuda/lib64), so nothing links CUDA; the few types and enum
+/// yardstick, for its time and as a second result to check. Loaded with dlopen
+/// (QTRAIN_CUBLASLT, else libcublasLt.so.13, libcublasLt.so, then the same
+/// under /usr/local/cuda/lib64), so nothing links CUDA; the few types and enum
 /// values are copied from cublasLt.h, cublas_api.h and library_types.h.
 ///
 /// The layout. cuBLASLt is column-major; ours is row-major:
