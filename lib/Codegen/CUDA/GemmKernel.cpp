@@ -48,8 +48,7 @@ StringRef mlir::qtrain::stringifyGemmEncoding(GemmEncoding encoding) {
   return "?";
 }
 
-Type mlir::qtrain::getGemmStorageType(MLIRContext *ctx,
-                                      GemmEncoding encoding) {
+Type mlir::qtrain::getGemmStorageType(MLIRContext *ctx, GemmEncoding encoding) {
   switch (encoding) {
   case GemmEncoding::F32:
     return Float32Type::get(ctx);
@@ -153,7 +152,6 @@ FailureOr<GemmKernelSpec> GemmKernelSpec::fromAttr(DictionaryAttr attr) {
 }
 
 namespace {
-
 
 /// Builds one kernel body; `b` sits at the start of the kernel's block.
 class GemmBuilder {
