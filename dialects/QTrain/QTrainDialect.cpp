@@ -165,6 +165,15 @@ LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
     return op->emitError() << "'" << Bf16OperandsAttrHelper::getNameStr()
                            << "' must be a unit attribute";
   }
+  if (attr.getName() == getFloatOperandsAttrHelper().getName()) {
+    auto formats = dyn_cast<ArrayAttr>(attr.getValue());
+    if (formats && formats.size() == 2 &&
+        llvm::all_of(formats, llvm::IsaPred<FloatFormatAttr>))
+      return success();
+    return op->emitError() << "'" << FloatOperandsAttrHelper::getNameStr()
+                           << "' must be an array of two #qtrain.float, got "
+                           << attr.getValue();
+  }
   if (attr.getName() == kDropoutAttrName) {
     auto p = dyn_cast<FloatAttr>(attr.getValue());
     if (p && p.getValueAsDouble() >= 0.0 && p.getValueAsDouble() < 1.0)

@@ -41,10 +41,16 @@ def QTrain_Dialect : Dialect {
   //   (qtrain-integer-kernels input-grad=bf16): a bf16 kernel computes it
   //   with the same products. Kept by qtrain-drop-annotations for
   //   qtrain-microkernels.
+  // - qtrain.float_operands, on a product of the CUDA step whose two
+  //   operands hold values of the reduced float formats it lists (two
+  //   #qtrain.float, qtrain-float-operands): qtrain-gpu-gemms runs it on an
+  //   fp8 kernel where both formats map onto fp8. Kept by
+  //   qtrain-drop-annotations.
   let discardableAttrs = (ins
     "::mlir::qtrain::VariantAttr":$variant,
     "::mlir::DenseI32ArrayAttr":$code_bits,
-    "::mlir::UnitAttr":$bf16_operands
+    "::mlir::UnitAttr":$bf16_operands,
+    "::mlir::ArrayAttr":$float_operands
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

@@ -141,8 +141,20 @@ mlir::qtrain::buildKernelsPipeline(OpPassManager &pm,
       options.inputGrad != "int")
     return error("input-grad must be f32, bf16 or int, got '" +
                  options.inputGrad + "'");
+  // The GPU kernels read the products' shapes and quantizers while they
+  // are still qtrain.kernel ops; a step without kernel sites gets an empty
+  // module (its GPU step is all qtrain-cuda-step-library's).
+  auto addCudaKernels = [&] {
+    if (options.cudaChip.empty())
+      return;
+    CudaGemmKernelsPassOptions cuda;
+    cuda.chip = options.cudaChip;
+    cuda.kinds = options.cudaKinds;
+    pm.addPass(createCudaGemmKernelsPass(cuda));
+  };
   if (options.policy == "none") {
     pm.addPass(createAddEmptySlotsPass());
+    addCudaKernels();
     return success();
   }
   pm.addPass(createFormKernelsPass());
@@ -151,14 +163,7 @@ mlir::qtrain::buildKernelsPipeline(OpPassManager &pm,
   variants.gradBits = options.gradBits;
   variants.fp32 = options.fp32;
   variants.maxVariants = options.maxVariants;
-  if (!options.cudaChip.empty()) {
-    // The GPU kernels read the products' shapes and quantizers while they
-    // are still qtrain.kernel ops.
-    CudaGemmKernelsPassOptions cuda;
-    cuda.chip = options.cudaChip;
-    cuda.kinds = options.cudaKinds;
-    pm.addPass(createCudaGemmKernelsPass(cuda));
-  }
+  addCudaKernels();
   pm.addPass(createMaterializeVariantsPass(variants));
   IntegerKernelsPassOptions integer;
   integer.inputGrad = options.inputGrad;
@@ -288,7 +293,17 @@ void mlir::qtrain::buildCUDALoweringPipeline(OpPassManager &pm) {
   pm.addPass(createGpuModuleToBinaryPass(toBinary));
 }
 
-void mlir::qtrain::buildCUDAStepPipeline(OpPassManager &pm) {
+LogicalResult
+mlir::qtrain::buildCUDAStepPipeline(OpPassManager &pm,
+                                    const CudaStepOptions &options,
+                                    PipelineErrorFn error) {
+  std::string fp8Scale = options.fp8Scale;
+  if (fp8Scale != "fit" && fp8Scale != "exact")
+    return error("fp8-scale must be fit or exact, got '" + fp8Scale + "'");
+  // Products of float-format operands, for fp8 kernels: seen on the
+  // roundings before they are lowered.
+  if (options.fp8)
+    pm.addPass(createFloatOperandsPass());
   buildCPUTensorPipeline(pm);
   // Every linalg op becomes a launch: chains of elementwise ops as one.
   pm.addPass(createFuseElementwisePass());
@@ -298,19 +313,31 @@ void mlir::qtrain::buildCUDAStepPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   // Products on the GEMM kernels (gathers and epilogues are linalg ops,
   // which the next pass maps like the rest).
-  pm.addPass(createGpuGemmsPass());
+  GpuGemmsPassOptions gemms;
+  gemms.fp8Scale = fp8Scale;
+  pm.addPass(createGpuGemmsPass(gemms));
   pm.addPass(createMapStepToGpuPass());
   // The launches' index arithmetic (affine.apply of the loop mapping).
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  return success();
 }
 
-void mlir::qtrain::buildCUDAStepEmulationPipeline(OpPassManager &pm) {
-  buildCUDAStepPipeline(pm);
+void mlir::qtrain::buildCUDAStepPipeline(OpPassManager &pm) {
+  CudaStepOptions defaults;
+  (void)buildCUDAStepPipeline(pm, defaults,
+                              [](const Twine &) { return failure(); });
+}
+
+LogicalResult mlir::qtrain::buildCUDAStepEmulationPipeline(
+    OpPassManager &pm, const CudaStepOptions &options, PipelineErrorFn error) {
+  if (failed(buildCUDAStepPipeline(pm, options, error)))
+    return failure();
   pm.addPass(createEmulateGpuPass());
   pm.addPass(createCanonicalizerPass());
   buildLLVMConversionPipeline(pm);
+  return success();
 }
 
 LogicalResult mlir::qtrain::buildCUDAStepKernelsPipeline(
@@ -342,10 +369,21 @@ LogicalResult mlir::qtrain::buildCUDAStepKernelsPipeline(
   return success();
 }
 
+/// Whether `chip` (sm_NN or sm_NNa) has fp8 tensor cores (sm_89 and newer).
+static bool hasFp8(StringRef chip) {
+  unsigned version = 0;
+  return chip.consume_front("sm_") &&
+         !chip.rtrim('a').getAsInteger(10, version) && version >= 89;
+}
+
 LogicalResult mlir::qtrain::buildCUDAStepLibraryPipeline(
     OpPassManager &pm, const CudaStepKernelsOptions &options,
     PipelineErrorFn error) {
-  buildCUDAStepPipeline(pm);
+  CudaStepOptions step;
+  step.fp8 = hasFp8(options.chip);
+  step.fp8Scale = options.fp8Scale.getValue();
+  if (failed(buildCUDAStepPipeline(pm, step, error)))
+    return failure();
   if (failed(buildCUDAStepKernelsPipeline(pm, options, error)))
     return failure();
   buildCUDAStepHostPipeline(pm);
@@ -460,12 +498,12 @@ void mlir::qtrain::registerPipelines() {
       "Lower the GPU kernels of the CUDA target to NVVM and serialize them "
       "to PTX",
       buildCUDALoweringPipeline);
-  PassPipelineRegistration<>(
+  registerOptionsPipeline<CudaStepOptions>(
       "qtrain-lower-cuda-step",
       "Lower a materialized training module to GPU kernel launches on "
       "device buffers (qtrain-map-step-to-gpu)",
       buildCUDAStepPipeline);
-  PassPipelineRegistration<>(
+  registerOptionsPipeline<CudaStepOptions>(
       "qtrain-emulate-cuda-step",
       "qtrain-lower-cuda-step, then the launches as host loops and the LLVM "
       "dialect for the CPU: the CUDA step checked on a CPU",

@@ -150,6 +150,13 @@ static cl::opt<std::string>
     cudaKinds("cuda-kinds", cl::init("f32,tf32,bf16,fp8,i8"),
               cl::desc("The GPU kernel kinds to build, comma-separated"),
               cl::cat(compileCategory));
+static cl::opt<std::string> cudaFp8Scale(
+    "cuda-fp8-scale", cl::init("fit"),
+    cl::desc("How the float-format method's values become fp8 on the GPU "
+             "(docs/cuda.md, \"fp8 products\"): fit (no value overflows; "
+             "the smallest binades lose one bit) or exact (every value "
+             "exact; the largest saturate)"),
+    cl::cat(compileCategory));
 static cl::opt<bool> cudaEmulateStep(
     "cuda-emulate-step", cl::init(false),
     cl::desc("Build model.so from the CUDA step with its kernel launches as "
@@ -275,8 +282,17 @@ static LogicalResult buildCudaStep(ModuleOp step, StringRef chip,
                                    StringRef toolkit, StringRef format,
                                    rt::CudaTargetSpec &spec) {
   PassManager map(step.getContext());
-  mlir::qtrain::buildCUDAStepPipeline(map);
-  if (failed(map.run(step)))
+  // fp8 products where the kernels of --cuda-kinds may be fp8 (sm_89+).
+  SmallVector<StringRef> kinds;
+  StringRef(cudaKinds).split(kinds, ',');
+  mlir::qtrain::CudaStepOptions options;
+  options.fp8 = llvm::is_contained(kinds, "fp8");
+  options.fp8Scale = cudaFp8Scale.getValue();
+  if (failed(mlir::qtrain::buildCUDAStepPipeline(
+          map, options, [&](const Twine &message) {
+            return step.emitError("qtrain-compile: the CUDA step: ") << message;
+          })) ||
+      failed(map.run(step)))
     return failure();
   spec.trainHostVisible = hostVisibleArguments(step, "train_step");
   spec.evalHostVisible = hostVisibleArguments(step, "eval_step");
@@ -480,6 +496,9 @@ static int compile(int argc, char **argv) {
       cudaChip = t.str();
     }
   }
+  if (cudaFp8Scale != "fit" && cudaFp8Scale != "exact")
+    return fail("--cuda-fp8-scale must be fit or exact, got '" + cudaFp8Scale +
+                "'");
   if (cudaFormat != "cubin" && cudaFormat != "ptx")
     return fail("--cuda-format must be cubin or ptx, got '" + cudaFormat + "'");
   for (const std::string &value :
@@ -487,10 +506,6 @@ static int compile(int argc, char **argv) {
     if (value.find_first_of(" {}'\"") != std::string::npos)
       return fail("--target, --cuda-kinds and --cuda-path may not contain "
                   "spaces, braces or quotes");
-  if (!cudaChip.empty() && policy == "none")
-    return fail("--target=cuda:" + cudaChip +
-                " builds GPU kernels per kernel site and precision, and "
-                "--policy=none (or float formats) has no kernel sites");
   if (maxNesting < 1 || maxNesting > kMaxNesting)
     return fail("--max-nesting=" + std::to_string(maxNesting) +
                 ": expected 1 to " + std::to_string(kMaxNesting) + " levels");
@@ -697,10 +712,11 @@ static int compile(int argc, char **argv) {
 
   // CPU lowering, packed entry points, object code, shared object.
   PassManager lowering(&context);
-  if (failed(parsePassPipeline(std::string(cudaEmulateStep
-                                               ? "qtrain-emulate-cuda-step"
-                                               : "qtrain-lower-cpu") +
-                                   ",qtrain-packed-entry-points",
+  if (failed(parsePassPipeline(
+          (cudaEmulateStep
+               ? "qtrain-emulate-cuda-step{fp8-scale=" + cudaFp8Scale + "}"
+               : std::string("qtrain-lower-cpu")) +
+              ",qtrain-packed-entry-points",
                                lowering, llvm::errs())))
     return 1;
   // --dump-buffers: the step as buffers, after qtrain-free-early placed

@@ -236,13 +236,32 @@ void buildCUDALoweringPipeline(OpPassManager &pm);
 /// materialized training module: the buffers of buildCPUBufferPipeline,
 /// copies as linalg, then qtrain-map-step-to-gpu (every loop nest a
 /// gpu.launch, every step buffer in device memory; docs/cuda.md).
+struct CudaStepOptions : public PassPipelineOptions<CudaStepOptions> {
+  PassOptions::Option<bool> fp8{
+      *this, "fp8",
+      llvm::cl::desc("Products of float-format operands on fp8 kernels "
+                     "(qtrain-float-operands; sm_89 and newer)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<std::string> fp8Scale{
+      *this, "fp8-scale",
+      llvm::cl::desc("How float-format values become fp8 (qtrain-gpu-gemms): "
+                     "fit or exact"),
+      llvm::cl::init("fit")};
+};
+/// An fp8-scale other than fit or exact is an error (`error`).
+LogicalResult buildCUDAStepPipeline(OpPassManager &pm,
+                                    const CudaStepOptions &options,
+                                    PipelineErrorFn error);
+/// The same with the default options.
 void buildCUDAStepPipeline(OpPassManager &pm);
 
 /// qtrain-emulate-cuda-step: buildCUDAStepPipeline, then the launches as
 /// host loops (qtrain-emulate-gpu) and the CPU's conversions to the LLVM
 /// dialect: the CUDA step as a CPU library, which qtrain-compile
 /// --cuda-emulate-step builds to check it against the CPU step.
-void buildCUDAStepEmulationPipeline(OpPassManager &pm);
+LogicalResult buildCUDAStepEmulationPipeline(OpPassManager &pm,
+                                             const CudaStepOptions &options,
+                                             PipelineErrorFn error);
 
 struct CudaStepKernelsOptions
     : public PassPipelineOptions<CudaStepKernelsOptions> {
@@ -259,6 +278,11 @@ struct CudaStepKernelsOptions
       llvm::cl::desc("ptx (the driver compiles it when the library loads) or "
                      "cubin (assembled by the toolkit's ptxas for chip)"),
       llvm::cl::init("ptx")};
+  PassOptions::Option<std::string> fp8Scale{
+      *this, "fp8-scale",
+      llvm::cl::desc("How float-format values become fp8 where the chip has "
+                     "fp8 (qtrain-gpu-gemms): fit or exact"),
+      llvm::cl::init("fit")};
 };
 
 /// qtrain-cuda-step-kernels: the launches of buildCUDAStepPipeline outlined

@@ -42,9 +42,10 @@ static Value sliceBatch(OpBuilder &b, Location loc, Value v, Value iv,
   return tensor::ExtractSliceOp::create(b, loc, v, offsets, sizes, strides);
 }
 
-/// C[m, n] += A[m, k] * B[n, k] in f32.
+/// C[m, n] += A[m, k] * B[n, k] in f32, with the discardable attributes
+/// (lowering hints) of the contraction it computes.
 Value gemmTransposedB(OpBuilder &b, Location loc, Value a, Value bt,
-                      Value init) {
+                      Value init, DictionaryAttr hints) {
   MLIRContext *ctx = b.getContext();
   AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
              k = getAffineDimExpr(2, ctx);
@@ -54,15 +55,15 @@ Value gemmTransposedB(OpBuilder &b, Location loc, Value a, Value bt,
   SmallVector<utils::IteratorType> iterators{utils::IteratorType::parallel,
                                              utils::IteratorType::parallel,
                                              utils::IteratorType::reduction};
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{a, bt},
-             ValueRange{init}, maps, iterators,
-             [](OpBuilder &nb, Location nl, ValueRange v) {
-               Value p = arith::MulFOp::create(nb, nl, v[0], v[1]);
-               linalg::YieldOp::create(
-                   nb, nl, arith::AddFOp::create(nb, nl, v[2], p).getResult());
-             })
-      .getResult(0);
+  auto gemm = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{a, bt}, ValueRange{init},
+      maps, iterators, [](OpBuilder &nb, Location nl, ValueRange v) {
+        Value p = arith::MulFOp::create(nb, nl, v[0], v[1]);
+        linalg::YieldOp::create(
+            nb, nl, arith::AddFOp::create(nb, nl, v[2], p).getResult());
+      });
+  gemm->setDiscardableAttrs(hints);
+  return gemm.getResult(0);
 }
 
 /// An f32 contraction that reads windows of an operand (a convolution's
@@ -103,6 +104,7 @@ struct WindowedContractionAsGemm : OpRewritePattern<linalg::GenericOp> {
     if (failed(loops))
       return rewriter.notifyMatchFailure(op, "not one GEMM");
     Location loc = op.getLoc();
+    DictionaryAttr hints = op->getDiscardableAttrDictionary();
     Value x = op.getDpsInputs()[0], y = op.getDpsInputs()[1];
     Value init = outputAsGemm(rewriter, loc, op.getDpsInits()[0], maps[2],
                               *loops, ranges);
@@ -118,7 +120,7 @@ struct WindowedContractionAsGemm : OpRewritePattern<linalg::GenericOp> {
           gatherRowsByK(rewriter, loc, x, maps[0], loops->m, loops->k, ranges);
       Value bt =
           gatherRowsByK(rewriter, loc, y, maps[1], loops->n, loops->k, ranges);
-      c = gemmTransposedB(rewriter, loc, a, bt, init);
+      c = gemmTransposedB(rewriter, loc, a, bt, init, hints);
     } else {
       // One chunk of the batch at a time, accumulating into C.
       SmallVector<int64_t> chunkRanges(ranges);
@@ -135,7 +137,8 @@ struct WindowedContractionAsGemm : OpRewritePattern<linalg::GenericOp> {
                                     chunkRanges);
             Value bt = gatherRowsByK(b, l, ys, maps[1], loops->n, loops->k,
                                      chunkRanges);
-            scf::YieldOp::create(b, l, gemmTransposedB(b, l, a, bt, acc[0]));
+            scf::YieldOp::create(b, l,
+                                 gemmTransposedB(b, l, a, bt, acc[0], hints));
           });
       c = loop.getResult(0);
     }

@@ -24,11 +24,13 @@ bool isQTrain(NamedAttribute attr) {
   return attr.getName().getValue().starts_with("qtrain.");
 }
 
-/// Kept for the lowering: qtrain-microkernels consumes them.
+/// Kept for the lowering: qtrain-microkernels and qtrain-gpu-gemms consume
+/// them.
 bool isLoweringHint(NamedAttribute attr) {
   using Dialect = mlir::qtrain::QTrainDialect;
   return attr.getName() == Dialect::CodeBitsAttrHelper::getNameStr() ||
-         attr.getName() == Dialect::Bf16OperandsAttrHelper::getNameStr();
+         attr.getName() == Dialect::Bf16OperandsAttrHelper::getNameStr() ||
+         attr.getName() == Dialect::FloatOperandsAttrHelper::getNameStr();
 }
 
 struct DropAnnotationsPass

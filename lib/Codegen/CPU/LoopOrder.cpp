@@ -149,11 +149,14 @@ void LoopOrderPass::runOnOperation() {
     rewriter.setInsertionPoint(op);
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
     if (!generic) {
+      DictionaryAttr hints = op->getDiscardableAttrDictionary();
       FailureOr<linalg::GenericOp> generalized =
           linalg::generalizeNamedOp(rewriter, op);
       if (failed(generalized))
         continue;
       generic = *generalized;
+      // Lowering hints (qtrain.float_operands) stay with the product.
+      generic->setDiscardableAttrs(hints);
     }
     if (succeeded(linalg::interchangeGenericOp(rewriter, generic, order)))
       ++numReordered;

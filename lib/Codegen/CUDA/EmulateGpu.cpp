@@ -13,9 +13,13 @@
 #include "qtrain/Codegen/CUDA/Passes.h"
 
 #include "qtrain/Codegen/CUDA/GemmKernel.h"
+#include "qtrain/Conversion/FloatFormatArith.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+#include <limits>
 
 namespace mlir::qtrain {
 #define GEN_PASS_DEF_EMULATEGPUPASS
@@ -116,6 +120,35 @@ static Value decodeOperand(OpBuilder &b, Location loc, Value raw,
   }
   case GemmEncoding::S8:
     return arith::ExtSIOp::create(b, loc, b.getI32Type(), raw);
+  case GemmEncoding::E4M3:
+  case GemmEncoding::E5M2: {
+    // The finite codes are those of FP(4, 3, 0) / FP(5, 2, 0); e4m3's
+    // S.1111.111 is NaN, e5m2's S.11111.00 is +-inf and S.11111.xx NaN.
+    bool e4m3 = encoding == GemmEncoding::E4M3;
+    Value code = arith::ExtUIOp::create(b, loc, b.getI32Type(), raw);
+    Value value = buildDecodeFloat(b, loc, code,
+                                   getFp8CodeFormat(b.getContext(), encoding));
+    Value top = arith::AndIOp::create(b, loc, code, i32(e4m3 ? 0x7F : 0x7C));
+    Value special = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          top, i32(e4m3 ? 0x7F : 0x7C));
+    auto f32 = [&](float v) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+    };
+    Value nan = f32(std::numeric_limits<float>::quiet_NaN());
+    Value specialValue = nan;
+    if (!e4m3) {
+      Value isInf = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq,
+          arith::AndIOp::create(b, loc, code, i32(0x7F)), i32(0x7C));
+      Value negative = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(b, loc, code, i32(0x80)), i32(0));
+      Value inf = arith::SelectOp::create(b, loc, negative, f32(-INFINITY),
+                                          f32(INFINITY));
+      specialValue = arith::SelectOp::create(b, loc, isInf, inf, nan);
+    }
+    return arith::SelectOp::create(b, loc, special, specialValue, value);
+  }
   default:
     return {};
   }
@@ -137,10 +170,6 @@ static LogicalResult emulateGemmLaunch(IRRewriter &rewriter,
     return launch.emitError("qtrain-emulate-gpu: emulates only synchronous "
                             "launches of GEMM kernels described by ")
            << kGemmAttrName << " (qtrain-gpu-gemms)";
-  if (spec->a == GemmEncoding::E4M3 || spec->a == GemmEncoding::E5M2 ||
-      spec->b == GemmEncoding::E4M3 || spec->b == GemmEncoding::E5M2)
-    return launch.emitError("qtrain-emulate-gpu: fp8 GEMM kernels have no "
-                            "host emulation");
   Location loc = launch.getLoc();
   OpBuilder &b = rewriter;
   b.setInsertionPoint(launch);

@@ -27,8 +27,56 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::qtrain;
+
+std::optional<Fp8Operand> mlir::qtrain::getFp8Operand(FloatFormatAttr format,
+                                                     Fp8Scale scale) {
+  if (!format)
+    return std::nullopt;
+  // fp8's largest value and its smallest normal exponent.
+  Fp8Operand operand;
+  double fp8Max;
+  int fp8MinNormal;
+  if (format.getExponent() == 4 && format.getMantissa() == 3) {
+    operand.encoding = GemmEncoding::E4M3;
+    fp8Max = 448;
+    fp8MinNormal = -6;
+  } else if (format.getExponent() == 5 && format.getMantissa() == 2) {
+    operand.encoding = GemmEncoding::E5M2;
+    fp8Max = 57344;
+    fp8MinNormal = -14;
+  } else {
+    return std::nullopt;
+  }
+  double formatMax = (2.0 - std::ldexp(1.0, -int(format.getMantissa()))) *
+                     std::ldexp(1.0, format.getMaxExponent());
+  if (scale == Fp8Scale::Exact) {
+    operand.scaleExponent = fp8MinNormal - format.getMinNormalExponent();
+  } else {
+    // The largest s with formatMax * 2^s <= fp8Max.
+    operand.scaleExponent = int(std::floor(std::log2(fp8Max / formatMax)));
+  }
+  // Both have m mantissa bits: fp8's grid, scaled back, is as fine as the
+  // format's wherever fp8's normals start no higher than the format's.
+  int scaledMinNormal = fp8MinNormal - operand.scaleExponent;
+  operand.exactFrom = scaledMinNormal <= format.getMinNormalExponent()
+                          ? 0.0
+                          : std::ldexp(1.0, scaledMinNormal);
+  operand.exactTo = std::min(formatMax,
+                             std::ldexp(fp8Max, -operand.scaleExponent));
+  return operand;
+}
+
+FloatFormatAttr mlir::qtrain::getFp8CodeFormat(MLIRContext *ctx,
+                                              GemmEncoding encoding) {
+  if (encoding == GemmEncoding::E4M3)
+    return FloatFormatAttr::get(ctx, 4, 3, 0, /*saturate=*/true);
+  return FloatFormatAttr::get(ctx, 5, 2, 0, /*saturate=*/false);
+}
 
 StringRef mlir::qtrain::stringifyGemmEncoding(GemmEncoding encoding) {
   switch (encoding) {

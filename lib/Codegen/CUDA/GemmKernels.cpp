@@ -110,10 +110,10 @@ void CudaGemmKernelsPass::runOnOperation() {
     return signalPassFailure();
   }
 
+  // A step without kernel sites (fp32, the float formats) still gets the
+  // module, empty: the bundle's GPU step needs no per-site kernels.
   SmallVector<KernelOp> kernels;
   module.walk([&](KernelOp kernel) { kernels.push_back(kernel); });
-  if (kernels.empty())
-    return;
 
   OpBuilder builder(ctx);
   builder.setInsertionPointToEnd(module.getBody());
@@ -160,6 +160,8 @@ void CudaGemmKernelsPass::runOnOperation() {
          builder.getNamedAttr("product", builder.getStringAttr(key.second)),
          builder.getNamedAttr("kernels", names.getDictionary(ctx))}));
   gpuModule->setAttr(kCudaSitesAttrName, builder.getArrayAttr(siteList));
+  if (kernels.empty())
+    return;
   InFlightDiagnostic remark = mlir::emitRemark(kernels.front().getLoc())
                               << "qtrain-cuda-gemm-kernels: " << built.size()
                               << " GEMM kernels for " << chip << " (";

@@ -11,6 +11,9 @@
 
 #include "qtrain/Analysis/MulAddBody.h"
 #include "qtrain/Codegen/CUDA/GemmKernel.h"
+#include "qtrain/Conversion/FloatFormatArith.h"
+
+#include "llvm/ADT/bit.h"
 
 #include "QTrain/QTrainDialect.h"
 
@@ -42,6 +45,13 @@ struct GemmLoops {
       product *= ranges[d];
     return product;
   }
+};
+
+/// The kernel a product runs on: its kind and, for fp8, how each operand's
+/// values become fp8 bytes.
+struct GemmChoice {
+  StringRef kind;
+  std::optional<Fp8Operand> a, b;
 };
 
 struct GpuGemmsPass : mlir::qtrain::impl::GpuGemmsPassBase<GpuGemmsPass> {
@@ -92,10 +102,61 @@ static AffineMap reindex(AffineMap map, ArrayRef<unsigned> order) {
   return map.replaceDimsAndSymbols(dims, {}, order.size(), 0);
 }
 
+/// The fp8 byte (an i8) of `x`, a value of the format `fp8` maps: x times
+/// 2^scaleExponent, rounded to the fp8 grid (exact from fp8.exactFrom up),
+/// finite values beyond fp8's largest saturated to it, +-inf as e5m2's inf
+/// (e4m3 has none: NaN), NaN as NaN.
+static Value encodeFp8(OpBuilder &b, Location loc, Value x,
+                       const Fp8Operand &fp8) {
+  MLIRContext *ctx = b.getContext();
+  auto f32 = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
+  };
+  auto i32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  };
+  if (fp8.scaleExponent != 0)
+    x = arith::MulFOp::create(b, loc, x,
+                              f32(std::ldexp(1.0, fp8.scaleExponent)));
+  // Saturate finite values beyond fp8's largest (Fp8Scale::Exact).
+  float largest = fp8.encoding == GemmEncoding::E4M3 ? 448.0f : 57344.0f;
+  Value xBits = arith::BitcastOp::create(b, loc, b.getI32Type(), x);
+  Value xMagnitude = arith::AndIOp::create(b, loc, xBits, i32(0x7FFFFFFF));
+  Value beyond = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, xMagnitude,
+                            i32(llvm::bit_cast<int32_t>(largest))),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, xMagnitude,
+                            i32(0x7F800000)));
+  Value saturated = arith::OrIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, xBits, i32(int32_t(0x80000000u))),
+      i32(llvm::bit_cast<int32_t>(largest)));
+  x = arith::BitcastOp::create(
+      b, loc, b.getF32Type(),
+      arith::SelectOp::create(b, loc, beyond, saturated, xBits));
+  FloatFormatAttr format = getFp8CodeFormat(ctx, fp8.encoding);
+  Value rounded = buildRoundToFormat(b, loc, x, format);
+  Value code = buildEncodeFloat(b, loc, rounded, format);
+  if (fp8.encoding == GemmEncoding::E5M2) {
+    // FP(5, 2, 0) has no inf; e5m2's is the top field, mantissa 0.
+    Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), rounded);
+    Value magnitude = arith::AndIOp::create(b, loc, bits, i32(0x7FFFFFFF));
+    Value isInf = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        magnitude, i32(0x7F800000));
+    Value sign = arith::ShRUIOp::create(b, loc, bits, i32(24));
+    Value inf = arith::OrIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, sign, i32(0x80)), i32(0x7C));
+    code = arith::SelectOp::create(b, loc, isInf, inf, code);
+  }
+  return arith::TruncIOp::create(b, loc, b.getI8Type(), code);
+}
+
 /// A dense buffer of `shape` gathered from `source` through `map` (over
-/// loops of that shape), each element in `encoding`, collapsed to 1-D.
+/// loops of that shape), each element in `encoding` (fp8: as `fp8` says),
+/// collapsed to 1-D.
 static Value gather(OpBuilder &b, Location loc, Value source, AffineMap map,
                     ArrayRef<int64_t> shape, GemmEncoding encoding,
+                    const std::optional<Fp8Operand> &fp8,
                     SmallVectorImpl<Value> &buffers) {
   MLIRContext *ctx = b.getContext();
   Type element = getGemmStorageType(ctx, encoding);
@@ -123,6 +184,8 @@ static Value gather(OpBuilder &b, Location loc, Value source, AffineMap map,
           // Exact: the operand holds bf16 values (qtrain.bf16_operands).
           v = arith::TruncFOp::create(nb, nloc, nb.getBF16Type(), v);
           v = arith::BitcastOp::create(nb, nloc, nb.getI16Type(), v);
+        } else if (fp8) {
+          v = encodeFp8(nb, nloc, v, *fp8);
         }
         linalg::YieldOp::create(nb, nloc, v);
       });
@@ -131,23 +194,32 @@ static Value gather(OpBuilder &b, Location loc, Value source, AffineMap map,
   return memref::CollapseShapeOp::create(b, loc, packed, all);
 }
 
-/// The kernel's kind for `op`, or failure (with the reason a remark) if no
-/// kernel computes it exactly.
-static FailureOr<StringRef> kernelKind(linalg::LinalgOp op, StringRef f32Kind,
-                                       int64_t k) {
+/// The kernel for `op`, or failure if none computes its body: fp8 for
+/// operands of float formats with an fp8 form (qtrain.float_operands),
+/// bf16 for bf16 values (qtrain.bf16_operands), `f32Kind` for other f32
+/// products, i8 for 8-bit codes.
+static FailureOr<GemmChoice> kernelChoice(linalg::LinalgOp op,
+                                          StringRef f32Kind, Fp8Scale scale,
+                                          int64_t k) {
   std::optional<MulAddBody> body = getMulAddBody(op);
   if (!body)
     return failure();
+  auto *dialect = op->getContext()->getLoadedDialect<QTrainDialect>();
   if (body->isFloat) {
-    bool bf16 = op->getContext()
-                    ->getLoadedDialect<QTrainDialect>()
-                    ->getBf16OperandsAttrHelper()
-                    .isAttrPresent(op);
-    return bf16 ? StringRef("bf16") : f32Kind;
+    if (ArrayAttr formats = dialect->getFloatOperandsAttrHelper().getAttr(op)) {
+      GemmChoice fp8{
+          "fp8", getFp8Operand(dyn_cast<FloatFormatAttr>(formats[0]), scale),
+          getFp8Operand(dyn_cast<FloatFormatAttr>(formats[1]), scale)};
+      if (fp8.a && fp8.b)
+        return fp8;
+    }
+    if (dialect->getBf16OperandsAttrHelper().isAttrPresent(op))
+      return GemmChoice{"bf16"};
+    return GemmChoice{f32Kind};
   }
   if (body->width != 8 || !i8SumsFitInt32(k))
     return failure();
-  return StringRef("i8");
+  return GemmChoice{"i8"};
 }
 
 /// The module's gpu.module of GEMM kernels, created on first use.
@@ -193,8 +265,9 @@ static Value offerToLibrary(OpBuilder &b, Location loc, ModuleOp module,
 /// Replaces `op` by gathers, the kernel of `spec` (offered to the runtime's
 /// GEMM library first with `libraryCalls`) and the epilogue.
 static void rewriteGemm(IRRewriter &rewriter, linalg::LinalgOp op,
-                        const GemmLoops &loops, const GemmKernelSpec &spec,
-                        gpu::GPUModuleOp kernels, bool libraryCalls) {
+                        const GemmLoops &loops, const GemmChoice &choice,
+                        const GemmKernelSpec &spec, gpu::GPUModuleOp kernels,
+                        bool libraryCalls) {
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
   gpu::GPUFuncOp kernel = buildGemmKernel(rewriter, loc, kernels, spec);
@@ -202,7 +275,8 @@ static void rewriteGemm(IRRewriter &rewriter, linalg::LinalgOp op,
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<Value> buffers;
   auto operand = [&](unsigned i, ArrayRef<unsigned> rows,
-                     GemmEncoding encoding) {
+                     GemmEncoding encoding,
+                     const std::optional<Fp8Operand> &fp8) {
     SmallVector<unsigned> order(loops.batch);
     order.append(rows.begin(), rows.end());
     order.append(loops.k.begin(), loops.k.end());
@@ -210,10 +284,10 @@ static void rewriteGemm(IRRewriter &rewriter, linalg::LinalgOp op,
     for (unsigned d : order)
       shape.push_back(loops.ranges[d]);
     return gather(rewriter, loc, op.getDpsInputOperand(i)->get(),
-                  reindex(maps[i], order), shape, encoding, buffers);
+                  reindex(maps[i], order), shape, encoding, fp8, buffers);
   };
-  Value a = operand(0, loops.m, spec.a);
-  Value b = operand(1, loops.n, spec.b);
+  Value a = operand(0, loops.m, spec.a, choice.a);
+  Value b = operand(1, loops.n, spec.b, choice.b);
 
   Type cType = getGemmStorageType(ctx, spec.c);
   Value c = memref::AllocOp::create(
@@ -242,7 +316,10 @@ static void rewriteGemm(IRRewriter &rewriter, linalg::LinalgOp op,
       /*dynamicSharedMemorySize=*/Value(), ValueRange{a, b, c});
   rewriter.setInsertionPoint(op);
 
-  // init += C, over the loops batch, m, n.
+  // init += C, over the loops batch, m, n; fp8 products are scaled back by
+  // the operands' powers of two (exact).
+  int scaleExponent = (choice.a ? choice.a->scaleExponent : 0) +
+                      (choice.b ? choice.b->scaleExponent : 0);
   SmallVector<unsigned> order(loops.batch);
   order.append(loops.m.begin(), loops.m.end());
   order.append(loops.n.begin(), loops.n.end());
@@ -266,10 +343,17 @@ static void rewriteGemm(IRRewriter &rewriter, linalg::LinalgOp op,
       SmallVector<utils::IteratorType>(shape.size(),
                                        utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value product = args[0];
+        if (scaleExponent != 0)
+          product = arith::MulFOp::create(
+              nb, nloc, product,
+              arith::ConstantOp::create(
+                  nb, nloc,
+                  nb.getF32FloatAttr(float(std::ldexp(1.0, -scaleExponent)))));
         Value sum =
             isFloat
-                ? arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult()
-                : arith::AddIOp::create(nb, nloc, args[1], args[0]).getResult();
+                ? arith::AddFOp::create(nb, nloc, args[1], product).getResult()
+                : arith::AddIOp::create(nb, nloc, args[1], product).getResult();
         linalg::YieldOp::create(nb, nloc, sum);
       });
   buffers.push_back(c);
@@ -283,6 +367,11 @@ void GpuGemmsPass::runOnOperation() {
   if (f32Kind != "f32" && f32Kind != "tf32") {
     module.emitError("qtrain-gpu-gemms: f32-kind must be f32 or tf32, got '")
         << f32Kind << "'";
+    return signalPassFailure();
+  }
+  if (fp8Scale != "fit" && fp8Scale != "exact") {
+    module.emitError("qtrain-gpu-gemms: fp8-scale must be fit or exact, got '")
+        << fp8Scale << "'";
     return signalPassFailure();
   }
   if (minFlops < 0 || maxGatherMiB < 1) {
@@ -307,20 +396,26 @@ void GpuGemmsPass::runOnOperation() {
             n = loops->size(loops->n), k = loops->size(loops->k);
     if (batch * m * n * k < minFlops)
       continue;
-    FailureOr<StringRef> kind = kernelKind(op, f32Kind, k);
-    if (failed(kind))
+    FailureOr<GemmChoice> choice = kernelChoice(
+        op, f32Kind, fp8Scale == "exact" ? Fp8Scale::Exact : Fp8Scale::Fit,
+        k);
+    if (failed(choice))
       continue;
-    FailureOr<GemmKernelSpec> spec = GemmKernelSpec::get(*kind, batch, m, n, k);
+    StringRef kind = choice->kind;
+    FailureOr<GemmKernelSpec> spec = GemmKernelSpec::get(
+        kind, batch, m, n, k,
+        choice->a && choice->a->encoding == GemmEncoding::E5M2,
+        choice->b && choice->b->encoding == GemmEncoding::E5M2);
     if (failed(spec))
       continue;
-    int64_t elementBytes = *kind == "f32" || *kind == "tf32" ? 4
-                           : *kind == "bf16"                 ? 2
-                                                             : 1;
+    int64_t elementBytes = kind == "f32" || kind == "tf32" ? 4
+                           : kind == "bf16"                ? 2
+                                                           : 1;
     int64_t largest = batch * std::max(m, n) * k * elementBytes;
     if (largest > (maxGatherMiB << 20))
       continue;
     if (!kernels)
       kernels = stepGemmsModule(module);
-    rewriteGemm(rewriter, op, *loops, *spec, kernels, libraryCalls);
+    rewriteGemm(rewriter, op, *loops, *choice, *spec, kernels, libraryCalls);
   }
 }

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "qtrain/Conversion/FloatFormatArith.h"
+
 #include "Lowerings.h"
 
 #include "qtrain/runtime/FloatFormat.h"
@@ -19,8 +21,6 @@
 using namespace mlir;
 using namespace mlir::qtrain;
 using namespace mlir::qtrain::tolinalg;
-
-namespace {
 
 /// The runtime's description of `format` (its derived values).
 static ::qtrain::rt::FloatFormat toRuntime(FloatFormatAttr format) {
@@ -42,8 +42,8 @@ static ::qtrain::rt::FloatFormat toRuntime(FloatFormatAttr format) {
 ///  * a result beyond the largest finite value, inf included, becomes
 ///    +-maxFinite (saturate) or +-inf; NaN stays the same NaN; the sign is
 ///    x's (zero keeps it).
-static Value roundToFormat(OpBuilder &b, Location loc, Value x,
-                           FloatFormatAttr format) {
+Value mlir::qtrain::buildRoundToFormat(OpBuilder &b, Location loc, Value x,
+                                       FloatFormatAttr format) {
   Scalar s{b, loc};
   Type i32 = b.getI32Type();
   auto i32c = [&](int64_t v) { return s.i32(uint32_t(v)); };
@@ -100,6 +100,8 @@ static Value roundToFormat(OpBuilder &b, Location loc, Value x,
                                   s.select(isNan, bits, result));
 }
 
+namespace {
+
 /// `input` rounded to `format`, elementwise; with `promoted` (an i1), to
 /// `promotedFormat` where it is true. Both roundings are compiled into the
 /// one loop and the flag selects: no region branch, so the result is one
@@ -117,10 +119,10 @@ static Value buildRounding(OpBuilder &b, Location loc, Value input,
       ArrayRef<AffineMap>{id, id},
       SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value result = roundToFormat(nb, nl, args[0], format);
+        Value result = buildRoundToFormat(nb, nl, args[0], format);
         if (promoted)
           result = arith::SelectOp::create(
-              nb, nl, promoted, roundToFormat(nb, nl, args[0], promotedFormat),
+              nb, nl, promoted, buildRoundToFormat(nb, nl, args[0], promotedFormat),
               result);
         linalg::YieldOp::create(nb, nl, result);
       });
@@ -145,10 +147,12 @@ struct RoundFloatLowering : OpConversionPattern<RoundFloatOp> {
   }
 };
 
+} // namespace
+
 /// The code (in an i32) of `x`, a value of `format` (e < 8) or NaN: sign,
 /// exponent field, mantissa. NaN takes the largest finite magnitude.
-static Value encodeScalar(OpBuilder &b, Location loc, Value x,
-                          FloatFormatAttr format) {
+Value mlir::qtrain::buildEncodeFloat(OpBuilder &b, Location loc, Value x,
+                                     FloatFormatAttr format) {
   Scalar s{b, loc};
   auto c = [&](int64_t v) { return s.i32(uint32_t(v)); };
   auto op2 = [&](auto tag, Value l, Value r) {
@@ -196,8 +200,8 @@ static Value encodeScalar(OpBuilder &b, Location loc, Value x,
 }
 
 /// The f32 value of `code` (an i32 holding a code of `format`).
-static Value decodeScalar(OpBuilder &b, Location loc, Value code,
-                          FloatFormatAttr format) {
+Value mlir::qtrain::buildDecodeFloat(OpBuilder &b, Location loc, Value code,
+                                     FloatFormatAttr format) {
   Scalar s{b, loc};
   auto c = [&](int64_t v) { return s.i32(uint32_t(v)); };
   int e = format.getExponent(), m = format.getMantissa();
@@ -229,6 +233,8 @@ static Value decodeScalar(OpBuilder &b, Location loc, Value code,
       b, loc, b.getF32Type(), arith::OrIOp::create(b, loc, magnitude, sign));
 }
 
+namespace {
+
 /// encode_float and decode_float: one elementwise generic; with a promoted
 /// format both codecs are compiled and the flag selects.
 template <typename OpTy, bool Encode>
@@ -258,10 +264,10 @@ struct CodecLowering : OpConversionPattern<OpTy> {
           Scalar sc{nb, nl};
           auto one = [&](FloatFormatAttr f) -> Value {
             if (Encode)
-              return encodeScalar(nb, nl, args[0], f);
+              return buildEncodeFloat(nb, nl, args[0], f);
             Value code =
                 arith::ExtUIOp::create(nb, nl, nb.getI32Type(), args[0]);
-            return decodeScalar(nb, nl, code, f);
+            return buildDecodeFloat(nb, nl, code, f);
           };
           Value result = one(op.getFormat());
           if (promoted)

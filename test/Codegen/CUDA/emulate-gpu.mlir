@@ -176,17 +176,32 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// fp8 bytes decoded as the kernel reads them (e4m3: FP(4, 3, 0) codes but
+// S.1111.111 is NaN; e5m2: FP(5, 2, 0) codes but S.11111.00 is +-inf and
+// S.11111.xx NaN), their exact products summed in f32 in k order.
+
+// CHECK-LABEL: func.func @fp8(
+// CHECK:         scf.for
+// CHECK:           arith.extui %{{.*}} : i8 to i32
+// CHECK:           arith.andi %{{.*}}, %c124_i32
+// CHECK:           arith.cmpi eq, %{{.*}}, %c124_i32
+// CHECK:           arith.select %{{.*}}, %cst{{.*}}, %cst{{.*}} : f32
+// CHECK:           arith.extui %{{.*}} : i8 to i32
+// CHECK:           arith.andi %{{.*}}, %c127_i32
+// CHECK:           arith.cmpi eq, %{{.*}}, %c127_i32
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK-NOT:     gpu.
 module attributes {gpu.container_module} {
   func.func @fp8(%a: memref<32xi8>, %c: memref<16xf32>) {
     %c1 = arith.constant 1 : index
-    // expected-error @+1 {{fp8 GEMM kernels have no host emulation}}
     gpu.launch_func @k::@fp8 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
       args(%a : memref<32xi8>, %a : memref<32xi8>, %c : memref<16xf32>)
     return
   }
   gpu.module @k {
     gpu.func @fp8(%a: memref<32xi8>, %b: memref<32xi8>, %c: memref<16xf32>) kernel
-        attributes {qtrain.gemm = {kind = "fp8", a = "e4m3", b = "e4m3", c = "f32",
+        attributes {qtrain.gemm = {kind = "fp8", a = "e5m2", b = "e4m3", c = "f32",
                                    batch = 1, m = 4, n = 4, k = 8,
                                    grid = [1, 1, 1], block = [128, 1, 1]}} {
       gpu.return

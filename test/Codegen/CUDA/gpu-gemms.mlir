@@ -8,6 +8,11 @@
 // RUN:   | FileCheck %s --check-prefix=NOLIB
 // RUN: not qtrain-opt %s --split-input-file --qtrain-gpu-gemms="f32-kind=f16" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=KIND
+// RUN: qtrain-opt %s --split-input-file --qtrain-gpu-gemms="fp8-scale=exact" \
+// RUN:   | FileCheck %s --check-prefix=EXACT
+// RUN: not qtrain-opt %s --split-input-file --qtrain-gpu-gemms="fp8-scale=amax" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=SCALE
+// SCALE: fp8-scale must be fit or exact, got 'amax'
 
 // KIND: f32-kind must be f32 or tf32, got 'f16'
 // SMALL-NOT: gpu.launch_func
@@ -107,6 +112,57 @@ func.func @codes(%a: memref<64x256xi8>, %b: memref<32x256xi8>, %c: memref<64x32x
 // TF32:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_bf16_
 func.func @bf16(%a: memref<64x128xf32>, %b: memref<128x64xf32>, %c: memref<64x64xf32>) {
   linalg.matmul {qtrain.bf16_operands}
+                ins(%a, %b : memref<64x128xf32>, memref<128x64xf32>)
+                outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// f32 operands that hold FP(5, 2, 0) and FP(4, 3, 4) values
+// (qtrain.float_operands) run on the fp8 kernel, e5m2 x e4m3. The gathers
+// scale each value into fp8's range (fit: FP(5, 2, 0) by 2^-1, FP(4, 3, 4)
+// by 2^3), saturate what is beyond fp8's largest, round and encode it as a
+// byte; e5m2 keeps +-inf (0x7C). The epilogue scales the sums back by
+// 2^-(-1 + 3) = 0.25. With fp8-scale=exact the scales are 2^0 and 2^4.
+
+// CHECK-LABEL: func.func @fp8(
+// CHECK:         memref.alloc() : memref<64x128xi8>
+// CHECK:         linalg.generic
+// CHECK:           arith.mulf %{{.*}}, %cst{{.*}} : f32
+// CHECK:           arith.cmpi ugt, %{{.*}}, %c1197473792_i32 : i32
+// CHECK:           arith.ori %{{.*}}, %c124_i32 : i32
+// CHECK:           %[[B8:.*]] = arith.trunci %{{.*}} : i32 to i8
+// CHECK:           linalg.yield %[[B8]] : i8
+// CHECK:         memref.alloc() : memref<64x128xi8>
+// CHECK:           arith.cmpi ugt, %{{.*}}, %c1138753536_i32 : i32
+// CHECK:         call @qtrain_cuda_gemm({{.*}}, %c3_i32, %c3_i32{{.*}}, %c2_i32, %c1_i64, %c64_i64, %c64_i64{{.*}}, %c128_i64)
+// CHECK:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_fp8_e5m2xe4m3_b1_m64_n64_k128
+// CHECK:         linalg.generic
+// CHECK:           %[[S:.*]] = arith.mulf %{{.*}}, %cst{{.*}} : f32
+// CHECK:           arith.addf %{{.*}}, %[[S]] : f32
+// CHECK:       gpu.func @qtrain_gemm_fp8_e5m2xe4m3_b1_m64_n64_k128(%{{.*}}: memref<8192xi8>, %{{.*}}: memref<8192xi8>, %{{.*}}: memref<4096xf32>)
+// CHECK:         mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32
+// EXACT-LABEL: func.func @fp8(
+// EXACT-NOT:     arith.constant 5.000000e-01
+// EXACT:         arith.constant 1.600000e+01 : f32
+// EXACT:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_fp8_e5m2xe4m3_
+// EXACT:         arith.constant 6.250000e-02 : f32
+func.func @fp8(%a: memref<64x128xf32>, %b: memref<128x64xf32>, %c: memref<64x64xf32>) {
+  linalg.matmul {qtrain.float_operands = [#qtrain.float<5, 2, 0>, #qtrain.float<4, 3, 4, saturate>]}
+                ins(%a, %b : memref<64x128xf32>, memref<128x64xf32>)
+                outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// Formats without an fp8 form leave the product to f32-kind.
+
+// CHECK-LABEL: func.func @no_fp8(
+// CHECK:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_f32_f32xf32_b1_m64_n64_k128
+func.func @no_fp8(%a: memref<64x128xf32>, %b: memref<128x64xf32>, %c: memref<64x64xf32>) {
+  linalg.matmul {qtrain.float_operands = [#qtrain.float<6, 9, 0>, #qtrain.float<4, 3, 4, saturate>]}
                 ins(%a, %b : memref<64x128xf32>, memref<128x64xf32>)
                 outs(%c : memref<64x64xf32>)
   return

@@ -25,6 +25,8 @@
 #ifndef QTRAIN_CODEGEN_CUDA_GEMMKERNEL_H
 #define QTRAIN_CODEGEN_CUDA_GEMMKERNEL_H
 
+#include "QTrain/QTrainAttrs.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 
@@ -42,6 +44,45 @@ StringRef stringifyGemmEncoding(GemmEncoding encoding);
 /// The element type a kernel's buffer holds for `encoding`: f32, i16 (bf16
 /// bits), i8 (fp8 bytes or codes) or i32.
 Type getGemmStorageType(MLIRContext *ctx, GemmEncoding encoding);
+
+/// How an operand holding values of a reduced float format (#qtrain.float)
+/// runs on an fp8 kernel: each value times 2^scaleExponent, rounded to
+/// `encoding` (e4m3 or e5m2), is the byte the kernel reads.
+struct Fp8Operand {
+  GemmEncoding encoding = GemmEncoding::E4M3;
+  int scaleExponent = 0;
+  /// The smallest magnitude (of the format's values) that fp8 holds
+  /// exactly: below it, the fp8 grid is coarser than the format's.
+  double exactFrom = 0;
+  /// The largest magnitude that fp8 holds: larger finite values saturate
+  /// to it.
+  double exactTo = 0;
+};
+
+/// The scale of getFp8Operand.
+enum class Fp8Scale {
+  /// The largest power of two that keeps the format's largest value finite
+  /// in fp8: no value saturates (FP(4, 3, 4): 2^3, 30 becomes 240;
+  /// FP(5, 2, 0): 2^-1, 114688 becomes 57344), the smallest binades lose
+  /// one bit.
+  Fit,
+  /// The power of two that maps the format's smallest normal onto fp8's:
+  /// every value is exact (FP(4, 3, 4): 2^4; FP(5, 2, 0): 2^0) except the
+  /// top ones, which saturate (FP(4, 3, 4): +-30 becomes +-28; FP(5, 2, 0):
+  /// 65536 and up become 57344).
+  Exact,
+};
+
+/// The fp8 form of `format`'s values: FP(4, 3, x) on e4m3 and FP(5, 2, x)
+/// on e5m2, scaled as `scale` says. +-inf stays +-inf on e5m2 (NaN on
+/// e4m3, which has no inf); NaN stays NaN. None for other formats.
+std::optional<Fp8Operand> getFp8Operand(FloatFormatAttr format,
+                                        Fp8Scale scale = Fp8Scale::Fit);
+
+/// The #qtrain.float whose codes are `encoding`'s bytes for the finite
+/// values the kernels read: FP(4, 3, 0) for e4m3 (up to 448), FP(5, 2, 0)
+/// for e5m2 (up to 57344).
+FloatFormatAttr getFp8CodeFormat(MLIRContext *ctx, GemmEncoding encoding);
 
 /// What one kernel computes.
 struct GemmKernelSpec {

@@ -69,6 +69,43 @@ def CudaGemmKernelsPass
   ];
 }
 
+def FloatOperandsPass : Pass<"qtrain-float-operands", "::mlir::ModuleOp"> {
+  let summary = "Mark the step's products whose operands hold fp8-sized "
+                "float formats";
+  let description = [{
+    For the CUDA step of the float-format method (PAPERS.md section 4):
+    marks each f32 product on tensors (a linalg op with two inputs, one
+    init, reduction loops and a `c + a * b` body) whose two operands hold
+    values of reduced float formats with
+    `qtrain.float_operands = [#qtrain.float<A>, #qtrain.float<B>]`, where
+    both formats have an fp8 form (`getFp8Operand` of
+    `include/qtrain/Codegen/CUDA/GemmKernel.h`: FP(4, 3, x) on e4m3,
+    FP(5, 2, x) on e5m2). `qtrain-gpu-gemms` then runs the product on an
+    fp8 kernel.
+
+    An operand holds a format when a `qtrain.round_float` or
+    `qtrain.decode_float` made its values, seen through ops that only move
+    values: `tensor.collapse_shape`, `expand_shape`, `extract_slice`,
+    `insert_slice` (both sides), `pad` with 0.0, `linalg.transpose`, a
+    `linalg.generic` that copies its one input, and zero fills (0 is in
+    every format).
+
+    A rounding or decoding that can be promoted at run time (`or <high> if
+    %promoted`) holds the high format once promoted, which has no fp8 form.
+    Such a product becomes `scf.if` on the disjunction of its operands'
+    flags: the f32 product when some operand is promoted, the marked one
+    otherwise. The flags are host values of the step, so the choice costs
+    no wait on the device.
+
+    `qtrain-lower-cuda-step` runs it first, on the materialized step,
+    before the qtrain ops are lowered.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::qtrain::QTrainDialect"
+  ];
+}
+
 def FuseElementwisePass : Pass<"qtrain-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Chains of elementwise linalg ops on tensors as one op";
   let description = [{
@@ -136,6 +173,11 @@ def GpuGemmsPass : Pass<"qtrain-gpu-gemms", "::mlir::ModuleOp"> {
     Option<"maxGatherMiB", "max-gather-mib", "int64_t", /*default=*/"512",
            "Largest gathered operand (MiB) of a product run on a GEMM "
            "kernel">,
+    Option<"fp8Scale", "fp8-scale", "std::string", /*default=*/"\"fit\"",
+           "How the values of a qtrain.float_operands product become fp8 "
+           "(getFp8Operand): fit (no value overflows fp8; one bit less "
+           "below exactFrom) or exact (every value exact; those beyond "
+           "fp8's largest saturate to it)">,
     Option<"libraryCalls", "library-calls", "bool", /*default=*/"true",
            "Offer each product to the runtime's GEMM library (cuBLASLt) "
            "before launching its kernel">,
