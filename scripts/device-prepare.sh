@@ -7,7 +7,9 @@
 #                                        device-carry): scripts/device-check.sh
 #
 # device-carry/ holds qtrain-run and qtrain-cuda-check, the bundles (LeNet
-# and ConvNet, CPT 3-8/8, --target=cuda:sm_90), the first 25,600 training
+# and ConvNet, CPT 3-8/8, --target=cuda:sm_90; in formats/, LeNet under the
+# float formats of PAPERS.md section 4, its products on fp8 and, for
+# comparison, without fp8), the first 25,600 training
 # and 2,000 test images of Fashion-MNIST (200 steps of batch 128) and the
 # shared libraries the programs and the bundles' model.so need beyond the C
 # and C++ runtimes, gzipped (the device image has neither Debian's oneDNN
@@ -28,6 +30,16 @@ for model in $models; do
   "$build/bin/qtrain-compile" "$root/examples/models/$model.mlir" \
     -o "$carry/bundles/$model.qtb" --target=cuda:"$chip"
 done
+# The float-format step (all groups low), its products on the fp8 tensor
+# cores, and the same step without fp8 kinds (f32 products).
+mkdir -p "$carry/formats"
+for model in ${FORMAT_MODELS:-lenet}; do
+  "$build/bin/qtrain-compile" "$root/examples/models/$model.mlir" \
+    -o "$carry/formats/$model-fp8.qtb" --target=cuda:"$chip" --precision-ratio=1
+  "$build/bin/qtrain-compile" "$root/examples/models/$model.mlir" \
+    -o "$carry/formats/$model-f32.qtb" --target=cuda:"$chip" --precision-ratio=1 \
+    --cuda-kinds=f32,tf32,bf16,i8
+done
 
 # The data: IDX files cut to what 200 steps and the evaluation read.
 /usr/bin/python3 - "$carry/data" <<'PY'
@@ -47,7 +59,7 @@ PY
 
 # Shared libraries beyond the C and C++ runtimes, which the device has.
 system='linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+|libgcc_s'
-for object in "$carry"/bin/* "$carry"/bundles/*/model.so; do
+for object in "$carry"/bin/* "$carry"/bundles/*/model.so "$carry"/formats/*/model.so; do
   ldd "$object" | awk '$3 ~ /^\// {print $3}'
 done | sort -u | grep -Ev "$system" | while read -r lib; do
   gzip -9 -c "$lib" > "$carry/lib/$(basename "$lib").gz"

@@ -594,7 +594,26 @@ Status Trainer::runTrain(const void *x, const int64_t *labels, float &loss,
   // checkpoint ever holds the non-finite values.
   lastSkipped = false;
   const std::vector<Buffer> &next = buffers[1 - current];
-  for (size_t i = 0; !lastSkipped && i < 2 * numParameters; ++i)
+  // A device checks its buffers where they live (on a GPU, reading them on
+  // the host would move every page); the host reads them only to say where
+  // a non-finite value is.
+  bool deviceChecked = false, deviceFinite = true;
+  if (options.device) {
+    std::vector<const float *> data;
+    std::vector<size_t> counts;
+    for (size_t i = 0; i < 2 * numParameters; ++i) {
+      data.push_back(next[i].data);
+      counts.push_back(next[i].count);
+    }
+    if (Status s = options.device->checkFinite(
+            data.data(), counts.data(), data.size(), deviceFinite,
+            deviceChecked);
+        s.failed())
+      return failWith(kind, ErrorKind::Unsupported, s.message());
+  }
+  for (size_t i = 0; !lastSkipped && !(deviceChecked && deviceFinite) &&
+                     i < 2 * numParameters;
+       ++i)
     for (size_t e = 0; e < next[i].count; ++e)
       if (!std::isfinite(next[i].data[e])) {
         if (lossScaleState < 0) {
@@ -617,6 +636,16 @@ Status Trainer::runTrain(const void *x, const int64_t *labels, float &loss,
         lastSkipped = true;
         break;
       }
+  if (deviceChecked && !deviceFinite && !lastSkipped) {
+    // The device saw a value the host does not: trust the device, keep the
+    // current buffers.
+    if (lossScaleState < 0)
+      return failWith(kind, ErrorKind::Diverged,
+                      "the gradients are not finite (found on the device): "
+                      "training diverged, the parameters stay as they were "
+                      "before this step (try a smaller learning rate)");
+    lastSkipped = true;
+  }
   // Promotion: a low tensor whose overflow ratio reached the threshold
   // switches to its high format from the next step on.
   lastPromotions.clear();

@@ -15,6 +15,7 @@
 
 #include "qtrain/runtime/CublasLt.h"
 #include "qtrain/runtime/CudaDriver.h"
+#include "qtrain/runtime/CudaFiniteCheck.h"
 #include "qtrain/runtime/CudaHostAbi.h"
 #include "qtrain/runtime/Sha256.h"
 
@@ -36,6 +37,18 @@ public:
   std::string describe() const override {
     return context->getDevice().name + " (" + context->getDevice().chip() + ")";
   }
+  Status checkFinite(const float *const *buffers, const size_t *counts,
+                     size_t n, bool &finite, bool &checked) override {
+    checked = false;
+    if (!finiteCheck)
+      return Status::success();
+    if (Status s = finiteCheck->allFinite(buffers, counts, n, finite);
+        s.failed())
+      return Status::error("the finiteness check on the GPU failed: " +
+                           s.message());
+    checked = true;
+    return Status::success();
+  }
   std::string describeProducts() const override { return gemms; }
   std::string describeWork() const override {
     std::string work = std::to_string(getCudaHostLaunches()) +
@@ -46,11 +59,19 @@ public:
               " products on cuBLASLt, " +
               std::to_string(getCudaHostDeclinedGemms()) +
               " declined to the generated kernels";
+    work += finiteCheck ? "; " + std::to_string(finiteCheck->getChecks()) +
+                              " finiteness checks on the GPU"
+                        : "; finiteness checked on the host (" +
+                              finiteCheckError + ")";
     return work;
   }
 
   std::unique_ptr<CudaDriver> driver;
   std::unique_ptr<CudaContext> context;
+  /// The Trainer's finiteness check on the device; null (and the reason)
+  /// when its kernel does not load, and the Trainer reads the buffers.
+  std::unique_ptr<CudaFiniteCheck> finiteCheck;
+  std::string finiteCheckError;
   /// cuBLASLt and its workspace, when the step's products may run on it.
   std::unique_ptr<CublasLt> gemmLibrary;
   CudaBuffer workspace;
@@ -74,6 +95,7 @@ CudaStepDevice::~CudaStepDevice() {
     return;
   if (context)
     (void)context->synchronize();
+  finiteCheck.reset();
   for (Staging *s : {&input, &other})
     if (s->data)
       (void)driver->api().cuMemFree(reinterpret_cast<CUdeviceptr>(s->data));
@@ -214,6 +236,9 @@ Status qtrain::rt::openCudaStepDevice(const Bundle &bundle,
       device->gemms += " (cuBLASLt: " + loaded.message() + ")";
     }
   }
+  if (Status s = CudaFiniteCheck::open(*device->driver, device->finiteCheck);
+      s.failed())
+    device->finiteCheckError = s.message();
   device->trainStep = reinterpret_cast<StepFunction>(
       dlsym(device->library, m.trainEntry.c_str()));
   device->evalStep = reinterpret_cast<StepFunction>(

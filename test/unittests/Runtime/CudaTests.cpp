@@ -14,6 +14,7 @@
 #include "qtrain/runtime/Bundle.h"
 #include "qtrain/runtime/CublasLt.h"
 #include "qtrain/runtime/CudaDriver.h"
+#include "qtrain/runtime/CudaFiniteCheck.h"
 #include "qtrain/runtime/CudaHostAbi.h"
 #include "qtrain/runtime/CudaStepDevice.h"
 #include "qtrain/runtime/Sha256.h"
@@ -26,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -462,6 +464,77 @@ TEST(FakeCudaDriverTest, BuffersAndEvents) {
   EXPECT_GT(ms, 0.0f);
 }
 
+/// Managed buffers of `values`, for the finiteness check.
+static std::vector<CudaBuffer> finiteCheckBuffers(
+    const CudaDriver &driver, const std::vector<std::vector<float>> &values,
+    std::vector<const float *> &pointers, std::vector<size_t> &counts) {
+  std::vector<CudaBuffer> buffers(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_TRUE(CudaBuffer::allocate(driver, values[i].size() * 4 + 4,
+                                     buffers[i])
+                    .isOk());
+    if (!values[i].empty())
+      EXPECT_TRUE(
+          buffers[i].upload(values[i].data(), values[i].size() * 4).isOk());
+    pointers.push_back(reinterpret_cast<const float *>(buffers[i].get()));
+    counts.push_back(values[i].size());
+  }
+  return buffers;
+}
+
+/// Checks `values` on the device: whether all are finite.
+static bool allFiniteOnDevice(const CudaDriver &driver,
+                              CudaFiniteCheck &check,
+                              const std::vector<std::vector<float>> &values) {
+  std::vector<const float *> pointers;
+  std::vector<size_t> counts;
+  std::vector<CudaBuffer> buffers =
+      finiteCheckBuffers(driver, values, pointers, counts);
+  bool finite = false;
+  Status s = check.allFinite(pointers.data(), counts.data(), pointers.size(),
+                             finite);
+  EXPECT_TRUE(s.isOk()) << s.message();
+  return finite;
+}
+
+/// The values the finiteness checks read: finite ones (the largest, the
+/// smallest subnormal, -0), then one inf or NaN placed in a later buffer.
+static void expectFiniteCheck(const CudaDriver &driver,
+                              CudaFiniteCheck &check) {
+  const float big = std::numeric_limits<float>::max();
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  std::vector<float> many(5000, 1.5f);
+  EXPECT_TRUE(allFiniteOnDevice(driver, check, {{big, -big, tiny, -0.0f}, many, {}}));
+  std::vector<float> lateInf = many;
+  lateInf[4999] = std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(allFiniteOnDevice(driver, check, {{1.0f}, lateInf}));
+  std::vector<float> nan = many;
+  nan[300] = -std::numeric_limits<float>::quiet_NaN();
+  EXPECT_FALSE(allFiniteOnDevice(driver, check, {nan, {2.0f}}));
+  // The flag is cleared before each check.
+  EXPECT_TRUE(allFiniteOnDevice(driver, check, {{3.0f}}));
+  EXPECT_EQ(check.getChecks(), 4);
+}
+
+TEST(FakeCudaDriverTest, FiniteCheckRunsOnTheDevice) {
+  // The stand-in runs qtrain_find_nonfinite as its PTX states, on host
+  // memory: this checks the launches, arguments and flag; GpuTest
+  // FiniteCheckFindsInfAndNan runs the PTX itself.
+  DriverOverride driver(QTRAIN_FAKE_CUDA_DRIVER);
+  std::unique_ptr<CudaDriver> loaded;
+  ASSERT_TRUE(CudaDriver::load(loaded).isOk());
+  CudaDevice device;
+  ASSERT_TRUE(loaded->getDevice(0, device).isOk());
+  std::unique_ptr<CudaContext> context;
+  ASSERT_TRUE(CudaContext::open(*loaded, device, context).isOk());
+  std::unique_ptr<CudaFiniteCheck> check;
+  Status s = CudaFiniteCheck::open(*loaded, check);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  expectFiniteCheck(*loaded, *check);
+  check.reset();
+  context.reset();
+}
+
 //===----------------------------------------------------------------------===//
 // With a GPU
 //===----------------------------------------------------------------------===//
@@ -521,6 +594,13 @@ protected:
   CudaDevice device;
   std::unique_ptr<CudaContext> context;
 };
+
+TEST_F(GpuTest, FiniteCheckFindsInfAndNan) {
+  std::unique_ptr<CudaFiniteCheck> check;
+  Status s = CudaFiniteCheck::open(*driver, check);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  expectFiniteCheck(*driver, *check);
+}
 
 TEST_F(GpuTest, DescribesTheDevice) {
   EXPECT_FALSE(device.name.empty());

@@ -757,3 +757,95 @@ TEST(TrainerEvalTest, EvalErrors) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// A device that checks finiteness itself (StepDevice::checkFinite)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The toy's steps on the CPU behind the StepDevice interface, with a
+/// finiteness check whose verdict the test sets.
+class CheckingDevice final : public StepDevice {
+public:
+  explicit CheckingDevice(std::shared_ptr<const Bundle> bundle)
+      : bundle(std::move(bundle)) {}
+  void *allocate(size_t bytes) override {
+    return std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+  }
+  void release(void *pointer) override { std::free(pointer); }
+  Status run(bool train, void **args, size_t, size_t, size_t, size_t,
+             ErrorKind *kind) override {
+    return bundle->runStep(train ? bundle->getTrainStep()
+                                 : bundle->getEvalStep(),
+                           args, 1, kind);
+  }
+  Status checkFinite(const float *const *buffers, const size_t *counts,
+                     size_t n, bool &finite, bool &checked) override {
+    ++checks;
+    buffersChecked = n;
+    for (size_t i = 0; i < n; ++i)
+      elementsChecked += counts[i];
+    (void)buffers;
+    finite = verdict;
+    checked = true;
+    return Status::success();
+  }
+  std::string describe() const override { return "checking device"; }
+
+  std::shared_ptr<const Bundle> bundle;
+  bool verdict = true;
+  int checks = 0;
+  size_t buffersChecked = 0, elementsChecked = 0;
+};
+
+} // namespace
+
+TEST(TrainerDeviceTest, TheDeviceChecksFinitenessAfterEachStep) {
+  std::shared_ptr<const Bundle> bundle = openToy();
+  auto device = std::make_shared<CheckingDevice>(bundle);
+  TrainerOptions o = options("fp32", 4);
+  o.gradSchedule = "fp32";
+  o.device = device;
+  std::unique_ptr<Trainer> t = create(bundle, o);
+  ASSERT_NE(t, nullptr);
+  ToyBatch batch = toyBatch();
+  float loss;
+  ASSERT_TRUE(t->step(batch.x.data(), batch.labels.data(), loss).isOk());
+  ASSERT_TRUE(t->step(batch.x.data(), batch.labels.data(), loss).isOk());
+  EXPECT_EQ(device->checks, 2);
+  // The new parameters and their momentum: every element of each.
+  size_t parameters = bundle->getManifest().parameters.size(), elements = 0;
+  for (const ParameterSpec &p : bundle->getManifest().parameters)
+    elements += size_t(p.numel);
+  EXPECT_EQ(device->buffersChecked, 2 * parameters);
+  EXPECT_EQ(device->elementsChecked, 2 * 2 * elements);
+  EXPECT_EQ(t->getStep(), 2);
+}
+
+TEST(TrainerDeviceTest, TheDevicesVerdictStandsWhereTheHostSeesNoInfinity) {
+  // The device is authoritative: a non-finite verdict fails the step
+  // (the toy has no loss scaling to halve) and keeps the parameters.
+  std::shared_ptr<const Bundle> bundle = openToy();
+  auto device = std::make_shared<CheckingDevice>(bundle);
+  TrainerOptions o = options("fp32", 4);
+  o.gradSchedule = "fp32";
+  o.device = device;
+  std::unique_ptr<Trainer> t = create(bundle, o);
+  ASSERT_NE(t, nullptr);
+  std::vector<float> before(t->getParameterData(0),
+                            t->getParameterData(0) +
+                                t->getParameterSpec(0).numel);
+  device->verdict = false;
+  ToyBatch batch = toyBatch();
+  float loss;
+  ErrorKind kind = ErrorKind::None;
+  Status s = t->step(batch.x.data(), batch.labels.data(), loss, &kind);
+  ASSERT_TRUE(s.failed());
+  EXPECT_EQ(kind, ErrorKind::Diverged);
+  EXPECT_THAT(s.message(), HasSubstr("not finite (found on the device)"));
+  EXPECT_EQ(std::vector<float>(t->getParameterData(0),
+                               t->getParameterData(0) +
+                                   t->getParameterSpec(0).numel),
+            before);
+}

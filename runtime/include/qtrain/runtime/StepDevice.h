@@ -45,6 +45,17 @@ public:
   virtual Status run(bool train, void **args, size_t inputIndex,
                      size_t inputBytes, size_t otherIndex, size_t otherBytes,
                      ErrorKind *kind) = 0;
+  /// Whether every element of the `n` buffers from allocate() (counts[i]
+  /// floats at buffers[i]) is finite, computed where the buffers live, after
+  /// the steps run so far. Sets `checked` to false (and leaves `finite`
+  /// alone) when the device has no such check: the caller then reads the
+  /// buffers itself.
+  virtual Status checkFinite(const float *const *buffers, const size_t *counts,
+                             size_t n, bool &finite, bool &checked) {
+    (void)buffers, (void)counts, (void)n, (void)finite;
+    checked = false;
+    return Status::success();
+  }
   /// What the device is, e.g. "NVIDIA H200 (sm_90)".
   virtual std::string describe() const = 0;
   /// Where the step's products run, for the run's log ("" if nowhere
