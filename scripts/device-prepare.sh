@@ -8,8 +8,8 @@
 #
 # device-carry/ holds qtrain-run and qtrain-cuda-check, the bundles (LeNet
 # and ConvNet, CPT 3-8/8, --target=cuda:sm_90; in formats/, LeNet under the
-# float formats of PAPERS.md section 4, its products on fp8 and, for
-# comparison, without fp8), the first 25,600 training
+# float formats of PAPERS.md section 4, its products on fp8, bf16 and f32),
+# the first 25,600 training
 # and 2,000 test images of Fashion-MNIST (200 steps of batch 128) and the
 # shared libraries the programs and the bundles' model.so need beyond the C
 # and C++ runtimes, gzipped (the device image has neither Debian's oneDNN
@@ -31,14 +31,14 @@ for model in $models; do
     -o "$carry/bundles/$model.qtb" --target=cuda:"$chip"
 done
 # The float-format step (all groups low), its products on the fp8 tensor
-# cores, and the same step without fp8 kinds (f32 products).
+# cores, on bf16 (exact operands) and on f32.
 mkdir -p "$carry/formats"
 for model in ${FORMAT_MODELS:-lenet}; do
-  "$build/bin/qtrain-compile" "$root/examples/models/$model.mlir" \
-    -o "$carry/formats/$model-fp8.qtb" --target=cuda:"$chip" --precision-ratio=1
-  "$build/bin/qtrain-compile" "$root/examples/models/$model.mlir" \
-    -o "$carry/formats/$model-f32.qtb" --target=cuda:"$chip" --precision-ratio=1 \
-    --cuda-kinds=f32,tf32,bf16,i8
+  for kind in fp8 bf16 f32; do
+    "$build/bin/qtrain-compile" "$root/examples/models/$model.mlir" \
+      -o "$carry/formats/$model-$kind.qtb" --target=cuda:"$chip" \
+      --precision-ratio=1 --cuda-float-kind=$kind
+  done
 done
 
 # The data: IDX files cut to what 200 steps and the evaluation read.

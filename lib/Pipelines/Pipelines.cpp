@@ -297,12 +297,15 @@ LogicalResult
 mlir::qtrain::buildCUDAStepPipeline(OpPassManager &pm,
                                     const CudaStepOptions &options,
                                     PipelineErrorFn error) {
-  std::string fp8Scale = options.fp8Scale;
+  std::string floatKind = options.floatKind, fp8Scale = options.fp8Scale;
+  if (floatKind != "fp8" && floatKind != "bf16" && floatKind != "f32")
+    return error("float-kind must be fp8, bf16 or f32, got '" + floatKind +
+                 "'");
   if (fp8Scale != "fit" && fp8Scale != "exact")
     return error("fp8-scale must be fit or exact, got '" + fp8Scale + "'");
-  // Products of float-format operands, for fp8 kernels: seen on the
-  // roundings before they are lowered.
-  if (options.fp8)
+  // Products of float-format operands, for fp8 or bf16 kernels: seen on
+  // the roundings before they are lowered.
+  if (floatKind != "f32")
     pm.addPass(createFloatOperandsPass());
   buildCPUTensorPipeline(pm);
   // Every linalg op becomes a launch: chains of elementwise ops as one.
@@ -314,6 +317,7 @@ mlir::qtrain::buildCUDAStepPipeline(OpPassManager &pm,
   // Products on the GEMM kernels (gathers and epilogues are linalg ops,
   // which the next pass maps like the rest).
   GpuGemmsPassOptions gemms;
+  gemms.floatKind = floatKind;
   gemms.fp8Scale = fp8Scale;
   pm.addPass(createGpuGemmsPass(gemms));
   pm.addPass(createMapStepToGpuPass());
@@ -380,7 +384,9 @@ LogicalResult mlir::qtrain::buildCUDAStepLibraryPipeline(
     OpPassManager &pm, const CudaStepKernelsOptions &options,
     PipelineErrorFn error) {
   CudaStepOptions step;
-  step.fp8 = hasFp8(options.chip);
+  step.floatKind = options.floatKind == "fp8" && !hasFp8(options.chip)
+                       ? std::string("bf16")
+                       : options.floatKind.getValue();
   step.fp8Scale = options.fp8Scale.getValue();
   if (failed(buildCUDAStepPipeline(pm, step, error)))
     return failure();

@@ -150,6 +150,12 @@ static cl::opt<std::string>
     cudaKinds("cuda-kinds", cl::init("f32,tf32,bf16,fp8,i8"),
               cl::desc("The GPU kernel kinds to build, comma-separated"),
               cl::cat(compileCategory));
+static cl::opt<std::string> cudaFloatKind(
+    "cuda-float-kind", cl::init("auto"),
+    cl::desc("The GPU kernel of the float-format method's products "
+             "(docs/cuda.md, \"fp8 products\"): fp8, bf16 (exact operands), "
+             "f32, or auto (fp8 when --cuda-kinds has fp8, else bf16)"),
+    cl::cat(compileCategory));
 static cl::opt<std::string> cudaFp8Scale(
     "cuda-fp8-scale", cl::init("fit"),
     cl::desc("How the float-format method's values become fp8 on the GPU "
@@ -274,6 +280,16 @@ static std::vector<int64_t> hostVisibleArguments(ModuleOp module,
   return indices;
 }
 
+/// --cuda-float-kind with auto resolved: fp8 where the kernels of
+/// --cuda-kinds may be fp8 (sm_89+), else bf16.
+static std::string resolvedFloatKind() {
+  if (cudaFloatKind != "auto")
+    return cudaFloatKind;
+  SmallVector<StringRef> kinds;
+  StringRef(cudaKinds).split(kinds, ',');
+  return llvm::is_contained(kinds, "fp8") ? "fp8" : "bf16";
+}
+
 /// Lowers `step` (a clone of the materialized training module) to the host
 /// code and kernels of the bundle's step on the GPU (the passes of
 /// qtrain-cuda-step-library) and records the arguments the host code reads
@@ -282,11 +298,8 @@ static LogicalResult buildCudaStep(ModuleOp step, StringRef chip,
                                    StringRef toolkit, StringRef format,
                                    rt::CudaTargetSpec &spec) {
   PassManager map(step.getContext());
-  // fp8 products where the kernels of --cuda-kinds may be fp8 (sm_89+).
-  SmallVector<StringRef> kinds;
-  StringRef(cudaKinds).split(kinds, ',');
   mlir::qtrain::CudaStepOptions options;
-  options.fp8 = llvm::is_contained(kinds, "fp8");
+  options.floatKind = resolvedFloatKind();
   options.fp8Scale = cudaFp8Scale.getValue();
   if (failed(mlir::qtrain::buildCUDAStepPipeline(
           map, options, [&](const Twine &message) {
@@ -496,6 +509,10 @@ static int compile(int argc, char **argv) {
       cudaChip = t.str();
     }
   }
+  if (cudaFloatKind != "auto" && cudaFloatKind != "fp8" &&
+      cudaFloatKind != "bf16" && cudaFloatKind != "f32")
+    return fail("--cuda-float-kind must be auto, fp8, bf16 or f32, got '" +
+                cudaFloatKind + "'");
   if (cudaFp8Scale != "fit" && cudaFp8Scale != "exact")
     return fail("--cuda-fp8-scale must be fit or exact, got '" + cudaFp8Scale +
                 "'");
@@ -714,7 +731,8 @@ static int compile(int argc, char **argv) {
   PassManager lowering(&context);
   if (failed(parsePassPipeline(
           (cudaEmulateStep
-               ? "qtrain-emulate-cuda-step{fp8-scale=" + cudaFp8Scale + "}"
+               ? "qtrain-emulate-cuda-step{float-kind=" + resolvedFloatKind() +
+                     " fp8-scale=" + cudaFp8Scale + "}"
                : std::string("qtrain-lower-cpu")) +
               ",qtrain-packed-entry-points",
                                lowering, llvm::errs())))

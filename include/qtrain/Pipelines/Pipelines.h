@@ -237,18 +237,20 @@ void buildCUDALoweringPipeline(OpPassManager &pm);
 /// copies as linalg, then qtrain-map-step-to-gpu (every loop nest a
 /// gpu.launch, every step buffer in device memory; docs/cuda.md).
 struct CudaStepOptions : public PassPipelineOptions<CudaStepOptions> {
-  PassOptions::Option<bool> fp8{
-      *this, "fp8",
-      llvm::cl::desc("Products of float-format operands on fp8 kernels "
-                     "(qtrain-float-operands; sm_89 and newer)"),
-      llvm::cl::init(true)};
+  PassOptions::Option<std::string> floatKind{
+      *this, "float-kind",
+      llvm::cl::desc("The kernel of the float-format method's products "
+                     "(qtrain-float-operands, qtrain-gpu-gemms): fp8 "
+                     "(sm_89 and newer), bf16 (exact operands) or f32"),
+      llvm::cl::init("fp8")};
   PassOptions::Option<std::string> fp8Scale{
       *this, "fp8-scale",
       llvm::cl::desc("How float-format values become fp8 (qtrain-gpu-gemms): "
                      "fit or exact"),
       llvm::cl::init("fit")};
 };
-/// An fp8-scale other than fit or exact is an error (`error`).
+/// A float-kind other than fp8, bf16 or f32, or an fp8-scale other than fit
+/// or exact, is an error (`error`).
 LogicalResult buildCUDAStepPipeline(OpPassManager &pm,
                                     const CudaStepOptions &options,
                                     PipelineErrorFn error);
@@ -278,6 +280,11 @@ struct CudaStepKernelsOptions
       llvm::cl::desc("ptx (the driver compiles it when the library loads) or "
                      "cubin (assembled by the toolkit's ptxas for chip)"),
       llvm::cl::init("ptx")};
+  PassOptions::Option<std::string> floatKind{
+      *this, "float-kind",
+      llvm::cl::desc("The kernel of the float-format method's products: fp8 "
+                     "(bf16 on a chip before sm_89), bf16 or f32"),
+      llvm::cl::init("fp8")};
   PassOptions::Option<std::string> fp8Scale{
       *this, "fp8-scale",
       llvm::cl::desc("How float-format values become fp8 where the chip has "

@@ -3,7 +3,7 @@
 // qtrain-float-operands: marks each f32 product of the step whose operands
 // hold values of reduced float formats (the roundings of PAPERS.md section
 // 4, seen through ops that only move values) with qtrain.float_operands,
-// so that qtrain-gpu-gemms can run it on an fp8 kernel. A product whose
+// so that qtrain-gpu-gemms can run it on an fp8 or bf16 kernel. A product whose
 // operands can be promoted at run time is split on the promotion flags:
 // the promoted branch keeps the f32 product.
 //
@@ -186,7 +186,8 @@ void FloatOperandsPass::runOnOperation() {
       std::optional<HeldFormat> held = heldFormat(input->get());
       // A tensor of zeros holds every format; its product is not worth a
       // kernel of its own.
-      if (!held || !held->format || !getFp8Operand(held->format))
+      if (!held || !held->format ||
+          !(getFp8Operand(held->format) || isBf16Exact(held->format)))
         break;
       formats.push_back(held->format);
       for (Value flag : held->promoted)

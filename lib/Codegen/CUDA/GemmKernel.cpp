@@ -71,6 +71,15 @@ std::optional<Fp8Operand> mlir::qtrain::getFp8Operand(FloatFormatAttr format,
   return operand;
 }
 
+bool mlir::qtrain::isBf16Exact(FloatFormatAttr format) {
+  // bf16: 7 mantissa bits, normals from 2^-126, subnormals in steps of
+  // 2^-133, finite up to 2^127 binades.
+  return format && format.getMantissa() <= 7 &&
+         format.getMinNormalExponent() >= -126 &&
+         format.getMinNormalExponent() - int(format.getMantissa()) >= -133 &&
+         format.getMaxExponent() <= 127;
+}
+
 FloatFormatAttr mlir::qtrain::getFp8CodeFormat(MLIRContext *ctx,
                                               GemmEncoding encoding) {
   if (encoding == GemmEncoding::E4M3)

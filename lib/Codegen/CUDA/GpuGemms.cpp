@@ -194,24 +194,29 @@ static Value gather(OpBuilder &b, Location loc, Value source, AffineMap map,
   return memref::CollapseShapeOp::create(b, loc, packed, all);
 }
 
-/// The kernel for `op`, or failure if none computes its body: fp8 for
-/// operands of float formats with an fp8 form (qtrain.float_operands),
-/// bf16 for bf16 values (qtrain.bf16_operands), `f32Kind` for other f32
-/// products, i8 for 8-bit codes.
+/// The kernel for `op`, or failure if none computes its body. Products of
+/// float formats (qtrain.float_operands) run on `floatKind`: fp8 where
+/// both formats have an fp8 form, else bf16 where both are bf16 values
+/// (bf16 also when floatKind says so); bf16 values (qtrain.bf16_operands)
+/// on bf16; other f32 products on `f32Kind`; 8-bit codes on i8.
 static FailureOr<GemmChoice> kernelChoice(linalg::LinalgOp op,
-                                          StringRef f32Kind, Fp8Scale scale,
+                                          StringRef f32Kind,
+                                          StringRef floatKind, Fp8Scale scale,
                                           int64_t k) {
   std::optional<MulAddBody> body = getMulAddBody(op);
   if (!body)
     return failure();
   auto *dialect = op->getContext()->getLoadedDialect<QTrainDialect>();
   if (body->isFloat) {
-    if (ArrayAttr formats = dialect->getFloatOperandsAttrHelper().getAttr(op)) {
-      GemmChoice fp8{
-          "fp8", getFp8Operand(dyn_cast<FloatFormatAttr>(formats[0]), scale),
-          getFp8Operand(dyn_cast<FloatFormatAttr>(formats[1]), scale)};
-      if (fp8.a && fp8.b)
+    ArrayAttr formats = dialect->getFloatOperandsAttrHelper().getAttr(op);
+    if (formats && floatKind != "f32") {
+      auto a = dyn_cast<FloatFormatAttr>(formats[0]),
+           b = dyn_cast<FloatFormatAttr>(formats[1]);
+      GemmChoice fp8{"fp8", getFp8Operand(a, scale), getFp8Operand(b, scale)};
+      if (floatKind == "fp8" && fp8.a && fp8.b)
         return fp8;
+      if (isBf16Exact(a) && isBf16Exact(b))
+        return GemmChoice{"bf16"};
     }
     if (dialect->getBf16OperandsAttrHelper().isAttrPresent(op))
       return GemmChoice{"bf16"};
@@ -369,6 +374,12 @@ void GpuGemmsPass::runOnOperation() {
         << f32Kind << "'";
     return signalPassFailure();
   }
+  if (floatKind != "fp8" && floatKind != "bf16" && floatKind != "f32") {
+    module.emitError("qtrain-gpu-gemms: float-kind must be fp8, bf16 or f32, "
+                     "got '")
+        << floatKind << "'";
+    return signalPassFailure();
+  }
   if (fp8Scale != "fit" && fp8Scale != "exact") {
     module.emitError("qtrain-gpu-gemms: fp8-scale must be fit or exact, got '")
         << fp8Scale << "'";
@@ -397,8 +408,8 @@ void GpuGemmsPass::runOnOperation() {
     if (batch * m * n * k < minFlops)
       continue;
     FailureOr<GemmChoice> choice = kernelChoice(
-        op, f32Kind, fp8Scale == "exact" ? Fp8Scale::Exact : Fp8Scale::Fit,
-        k);
+        op, f32Kind, floatKind,
+        fp8Scale == "exact" ? Fp8Scale::Exact : Fp8Scale::Fit, k);
     if (failed(choice))
       continue;
     StringRef kind = choice->kind;

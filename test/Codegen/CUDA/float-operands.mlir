@@ -74,6 +74,22 @@ func.func @promotable(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %px: i1, %pw: i
 
 // -----
 
+// FP(5, 3, 0) has no fp8 form, but its values are bf16 values: marked (for
+// a bf16 kernel).
+// CHECK-LABEL: func.func @bf16_only
+// CHECK:         linalg.matmul {qtrain.float_operands = [#qtrain.float<5, 3, 0>, #qtrain.float<4, 3, 4, saturate>]}
+func.func @bf16_only(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %xr = qtrain.round_float %x to <5, 3, 0> : tensor<4x8xf32>
+  %wr = qtrain.round_float %w to <4, 3, 4, saturate> : tensor<8x16xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %c0 = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%xr, %wr : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
 // Decoded saved codes hold their format too (here through a slice).
 // CHECK-LABEL: func.func @decoded
 // CHECK-NOT:     arith.ori
@@ -92,8 +108,8 @@ func.func @decoded(%codes: tensor<4x8xi16>, %w: tensor<8x16xf32>, %p: i1) -> ten
 
 // -----
 
-// Not marked: a format without an fp8 form (the high FP(6, 9, 0), or
-// FP(5, 3, 0)); values no rounding made; padding that is not zero; a
+// Not marked: a format neither fp8 nor bf16 holds (the high FP(6, 9, 0),
+// FP(8, 10, 0)); values no rounding made; padding that is not zero; a
 // generic that computes; a product of codes.
 // CHECK-LABEL: func.func @unmarked
 // CHECK-NOT:     qtrain.float_operands
@@ -108,7 +124,7 @@ func.func @unmarked(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %cx: tensor<4x8xi
   %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
   %xl = qtrain.round_float %x to <4, 3, 4, saturate> : tensor<4x8xf32>
   %xh = qtrain.round_float %x to <6, 9, 0> : tensor<4x8xf32>
-  %x53 = qtrain.round_float %x to <5, 3, 0> : tensor<4x8xf32>
+  %x53 = qtrain.round_float %x to <8, 10, 0> : tensor<4x8xf32>
   %wl = qtrain.round_float %w to <4, 3, 4, saturate> : tensor<8x16xf32>
   %y0 = linalg.matmul ins(%xh, %wl : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
   %y1 = linalg.matmul ins(%x53, %wl : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>

@@ -13,6 +13,13 @@
 // RUN: not qtrain-opt %s --split-input-file --qtrain-gpu-gemms="fp8-scale=amax" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=SCALE
 // SCALE: fp8-scale must be fit or exact, got 'amax'
+// RUN: qtrain-opt %s --split-input-file --qtrain-gpu-gemms="float-kind=bf16" \
+// RUN:   | FileCheck %s --check-prefix=BF16
+// RUN: qtrain-opt %s --split-input-file --qtrain-gpu-gemms="float-kind=f32" \
+// RUN:   | FileCheck %s --check-prefix=FLOATF32
+// RUN: not qtrain-opt %s --split-input-file --qtrain-gpu-gemms="float-kind=fp16" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=FLOATKIND
+// FLOATKIND: float-kind must be fp8, bf16 or f32, got 'fp16'
 
 // KIND: f32-kind must be f32 or tf32, got 'f16'
 // SMALL-NOT: gpu.launch_func
@@ -143,6 +150,13 @@ func.func @bf16(%a: memref<64x128xf32>, %b: memref<128x64xf32>, %c: memref<64x64
 // CHECK:           arith.addf %{{.*}}, %[[S]] : f32
 // CHECK:       gpu.func @qtrain_gemm_fp8_e5m2xe4m3_b1_m64_n64_k128(%{{.*}}: memref<8192xi8>, %{{.*}}: memref<8192xi8>, %{{.*}}: memref<4096xf32>)
 // CHECK:         mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32
+// With float-kind=bf16 the same product runs on bf16, exactly (both
+// formats' values are bf16 values); with f32 on f32-kind.
+// BF16-LABEL: func.func @fp8(
+// BF16:         arith.truncf %{{.*}} : f32 to bf16
+// BF16:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_bf16_bf16xbf16_b1_m64_n64_k128
+// FLOATF32-LABEL: func.func @fp8(
+// FLOATF32:       gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_f32_f32xf32_b1_m64_n64_k128
 // EXACT-LABEL: func.func @fp8(
 // EXACT-NOT:     arith.constant 5.000000e-01
 // EXACT:         arith.constant 1.600000e+01 : f32

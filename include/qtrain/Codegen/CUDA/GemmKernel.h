@@ -79,6 +79,11 @@ enum class Fp8Scale {
 std::optional<Fp8Operand> getFp8Operand(FloatFormatAttr format,
                                         Fp8Scale scale = Fp8Scale::Fit);
 
+/// Whether every value of `format` is a bf16 value (at most 7 mantissa
+/// bits, normals and subnormals inside bf16's range): a bf16 kernel reads
+/// them exactly (FP(4, 3, 4), FP(5, 2, 0); not FP(6, 9, 0)).
+bool isBf16Exact(FloatFormatAttr format);
+
 /// The #qtrain.float whose codes are `encoding`'s bytes for the finite
 /// values the kernels read: FP(4, 3, 0) for e4m3 (up to 448), FP(5, 2, 0)
 /// for e5m2 (up to 57344).

@@ -78,10 +78,10 @@ def FloatOperandsPass : Pass<"qtrain-float-operands", "::mlir::ModuleOp"> {
     init, reduction loops and a `c + a * b` body) whose two operands hold
     values of reduced float formats with
     `qtrain.float_operands = [#qtrain.float<A>, #qtrain.float<B>]`, where
-    both formats have an fp8 form (`getFp8Operand` of
+    each format has an fp8 form (`getFp8Operand` of
     `include/qtrain/Codegen/CUDA/GemmKernel.h`: FP(4, 3, x) on e4m3,
-    FP(5, 2, x) on e5m2). `qtrain-gpu-gemms` then runs the product on an
-    fp8 kernel.
+    FP(5, 2, x) on e5m2) or holds only bf16 values (`isBf16Exact`).
+    `qtrain-gpu-gemms` then runs the product on an fp8 or bf16 kernel.
 
     An operand holds a format when a `qtrain.round_float` or
     `qtrain.decode_float` made its values, seen through ops that only move
@@ -156,7 +156,11 @@ def GpuGemmsPass : Pass<"qtrain-gpu-gemms", "::mlir::ModuleOp"> {
     variant of a site runs its own kernel: sign-extended 8-bit codes (the
     3- to 8-bit fixed-point grids) on `i8` (`mma.sync` m16n8k32, exact s32
     sums, fewer than 2^17 terms), f32 operands marked
-    `qtrain.bf16_operands` on `bf16` (exact: they hold bf16 values), and
+    `qtrain.bf16_operands` on `bf16` (exact: they hold bf16 values), f32
+    operands marked `qtrain.float_operands` on `float-kind` (`fp8`: e4m3/e5m2
+    bytes scaled by `fp8-scale`, the sums scaled back in the epilogue, where
+    both formats have an fp8 form; `bf16` where both formats' values are
+    bf16 values), and
     other f32 products on `f32-kind` (`f32`: FMA on the CUDA cores, or
     `tf32`: tensor cores, operands rounded to tf32). 16-bit codes, other
     bodies, dynamic loops, init maps that are not projected permutations,
@@ -173,6 +177,10 @@ def GpuGemmsPass : Pass<"qtrain-gpu-gemms", "::mlir::ModuleOp"> {
     Option<"maxGatherMiB", "max-gather-mib", "int64_t", /*default=*/"512",
            "Largest gathered operand (MiB) of a product run on a GEMM "
            "kernel">,
+    Option<"floatKind", "float-kind", "std::string", /*default=*/"\"fp8\"",
+           "The kernel of qtrain.float_operands products: fp8 (where both "
+           "formats have an fp8 form, else bf16 where both are bf16 "
+           "values), bf16 (exact for such formats) or f32 (f32-kind)">,
     Option<"fp8Scale", "fp8-scale", "std::string", /*default=*/"\"fit\"",
            "How the values of a qtrain.float_operands product become fp8 "
            "(getFp8Operand): fit (no value overflows fp8; one bit less "
