@@ -24,10 +24,11 @@ constexpr double kCharWidth = 7.5;
 /// The radius of a point's marker.
 constexpr double kMarkerRadius = 3;
 
-/// About five round tick values covering [lo, hi].
-std::vector<double> ticks(double lo, double hi) {
+} // namespace
+
+std::vector<double> qtrain::run::chartTicks(double lo, double hi) {
   double span = hi - lo;
-  if (!(span > 0))
+  if (!(span > 0) || !std::isfinite(span))
     return {lo};
   double raw = span / 5;
   double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
@@ -37,11 +38,22 @@ std::vector<double> ticks(double lo, double hi) {
       step = m * magnitude;
       break;
     }
+  // Ticks by index, so that a step below the values' resolution (a range
+  // of a few ulps around a large value) cannot stall; such a range gets
+  // its ends.
+  double first = std::ceil(lo / step), last = std::floor(hi / step + 1e-9);
+  if (!(last - first >= 0 && last - first <= 20) || lo + step == lo ||
+      hi - step == hi)
+    return {lo, hi};
   std::vector<double> out;
-  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step)
+  for (double i = first; i <= last; ++i) {
+    double v = i * step;
     out.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
+  }
   return out;
 }
+
+namespace {
 
 std::string number(double v) {
   char buf[32];
@@ -111,11 +123,14 @@ bool qtrain::run::writeSvg(const std::string &path, const Chart &chart) {
     yMin = chart.yMin;
     yMax = chart.yMax;
   }
+  // A point range gets a width its values resolve (0.5 beside 1e17 is
+  // nothing).
   if (xMax == xMin)
-    xMax = xMin + 1;
+    xMax = xMin + std::max(1.0, std::fabs(xMin) * 1e-6);
   if (yMax == yMin) {
-    yMin -= 0.5;
-    yMax += 0.5;
+    double pad = std::max(0.5, std::fabs(yMin) * 1e-6);
+    yMin -= pad;
+    yMax += pad;
   }
   double plotW = kWidth - kLeft - kRight, plotH = kHeight - kTop - kBottom;
   auto px = [&](double x) {
@@ -127,12 +142,12 @@ bool qtrain::run::writeSvg(const std::string &path, const Chart &chart) {
 
   std::ostringstream o;
   writeHeader(o, chart.title);
-  for (double t : ticks(xMin, xMax))
+  for (double t : chartTicks(xMin, xMax))
     o << "<line x1=\"" << px(t) << "\" y1=\"" << kTop << "\" x2=\"" << px(t)
       << "\" y2=\"" << kTop + plotH << "\" stroke=\"#eee\"/>\n"
       << "<text x=\"" << px(t) << "\" y=\"" << kTop + plotH + 16
       << "\" text-anchor=\"middle\">" << number(t) << "</text>\n";
-  for (double t : ticks(yMin, yMax))
+  for (double t : chartTicks(yMin, yMax))
     o << "<line x1=\"" << kLeft << "\" y1=\"" << py(t) << "\" x2=\""
       << kLeft + plotW << "\" y2=\"" << py(t) << "\" stroke=\"#eee\"/>\n"
       << "<text x=\"" << kLeft - 6 << "\" y=\"" << py(t) + 4
@@ -232,7 +247,7 @@ bool qtrain::run::writeHeatmapSvg(const std::string &path, const Heatmap &map) {
     o << "<text x=\"" << left - 6 << "\" y=\"" << y + rowH / 2 + 4
       << "\" text-anchor=\"end\">" << escape(map.rows[r]) << "</text>\n";
   }
-  for (double t : ticks(xMin, xMax))
+  for (double t : chartTicks(xMin, xMax))
     o << "<text x=\"" << px(t) << "\" y=\"" << kTop + plotH + 16
       << "\" text-anchor=\"middle\">" << number(t) << "</text>\n";
   o << "<rect x=\"" << left << "\" y=\"" << kTop << "\" width=\"" << plotW

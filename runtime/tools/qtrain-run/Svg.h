@@ -39,6 +39,11 @@ struct Chart {
   double yMin = 0, yMax = 0;
 };
 
+/// About five round tick values covering [lo, hi] (steps of 1, 2 or 5
+/// times a power of ten); [lo] for an empty or infinite range, and just
+/// the ends for a range too narrow for its values' resolution.
+std::vector<double> chartTicks(double lo, double hi);
+
 /// Writes `chart` to `path`; returns false (with errno set) on failure.
 bool writeSvg(const std::string &path, const Chart &chart);
 
