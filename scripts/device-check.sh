@@ -20,7 +20,9 @@
 #     20 steps within 1e-3; the whole curve's largest difference printed);
 #     each run prints its mean step time per precision, and a shorter CPT
 #     run with --cuda-gemm=generated gives the step with every product on
-#     the generated kernels instead of cuBLASLt.
+#     the generated kernels instead of cuBLASLt; with device-carry/mixed/
+#     MODEL.qtb (fp32, products on bf16), the bf16 step, and the median
+#     8-bit CPT step against it (the issue's goal: int8 at least 1.5x bf16).
 # Then for each float-format model in device-carry/formats (MODEL-fp8.qtb,
 # MODEL-bf16.qtb, MODEL-f32.qtb: PAPERS.md section 4, all groups low, the
 # products on fp8, bf16 and f32): training on the GPU with each and on the
@@ -179,6 +181,32 @@ for bundle in "${bundles[@]}"; do
       note "$RC"
     fi
   done
+  mixed="$CARRY/mixed/$name.qtb"
+  if [[ -d $mixed && -f $OUT/$name-cpt-gpu/steps.csv ]]; then
+    run "$RUN_TIMEOUT" "$BIN/qtrain-run" "$mixed" --device=cuda \
+      --data=mnist-format --data-dir="$DATA" --train-limit=$((STEPS / 4 * 128)) \
+      --test-limit=2000 --epochs=1 --progress=none --overwrite \
+      --out="$OUT/$name-bf16-gpu"
+    note "$RC"
+    if ((RC == 0)); then
+      /usr/bin/env python3 - "$OUT/$name-cpt-gpu/steps.csv" \
+        "$OUT/$name-bf16-gpu/steps.csv" "$name" <<'PY' 2>&1 | tee -a "$LOG"
+import csv, sys
+def median(values):
+    values = sorted(values) or [float("nan")]
+    return values[len(values) // 2]
+with open(sys.argv[1]) as f:
+    cpt = list(csv.DictReader(f))
+with open(sys.argv[2]) as f:
+    bf16 = [float(r["step_seconds"]) for r in list(csv.DictReader(f))[5:]]
+int8 = median([float(r["step_seconds"]) for r in cpt[5:] if r["bits"] == "8"])
+low = median([float(r["step_seconds"]) for r in cpt[5:] if r["bits"] in ("3", "4")])
+print(f"{sys.argv[3]}: median step on the GPU: CPT at 8 bits {int8 * 1e3:.3f} ms, "
+      f"at 3-4 bits {low * 1e3:.3f} ms, fp32 with bf16 products {median(bf16) * 1e3:.3f} ms; "
+      f"bf16/int8 {median(bf16) / int8:.2f}x (goal 1.5x)")
+PY
+    fi
+  fi
 done
 
 shopt -s nullglob

@@ -7,7 +7,8 @@
 #                                        device-carry): scripts/device-check.sh
 #
 # device-carry/ holds qtrain-run and qtrain-cuda-check, the bundles (LeNet
-# and ConvNet, CPT 3-8/8, --target=cuda:sm_90; in formats/, LeNet under the
+# and ConvNet, CPT 3-8/8, --target=cuda:sm_90; in mixed/, the same models
+# in fp32 with bf16 products; in formats/, LeNet under the
 # float formats of PAPERS.md section 4, its products on fp8, bf16 and f32),
 # the first 25,600 training
 # and 2,000 test images of Fashion-MNIST (200 steps of batch 128) and the
@@ -29,6 +30,14 @@ cp "$build/bin/qtrain-run" "$build/bin/qtrain-cuda-check" "$carry/bin/"
 for model in $models; do
   "$build/bin/qtrain-compile" "$root/examples/models/$model.mlir" \
     -o "$carry/bundles/$model.qtb" --target=cuda:"$chip"
+done
+# The mixed-precision step the fixed-point steps are measured against: the
+# same models in fp32 (no kernel sites), their products on bf16.
+mkdir -p "$carry/mixed"
+for model in $models; do
+  "$build/bin/qtrain-compile" "$root/examples/models/$model.mlir" \
+    -o "$carry/mixed/$model.qtb" --target=cuda:"$chip" --policy=none \
+    --cuda-f32-kind=bf16
 done
 # The float-format step (all groups low), its products on the fp8 tensor
 # cores, on bf16 (exact operands) and on f32.
@@ -59,7 +68,7 @@ PY
 
 # Shared libraries beyond the C and C++ runtimes, which the device has.
 system='linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+|libgcc_s'
-for object in "$carry"/bin/* "$carry"/bundles/*/model.so "$carry"/formats/*/model.so; do
+for object in "$carry"/bin/* "$carry"/{bundles,mixed,formats}/*/model.so; do
   ldd "$object" | awk '$3 ~ /^\// {print $3}'
 done | sort -u | grep -Ev "$system" | while read -r lib; do
   gzip -9 -c "$lib" > "$carry/lib/$(basename "$lib").gz"

@@ -297,7 +297,10 @@ LogicalResult
 mlir::qtrain::buildCUDAStepPipeline(OpPassManager &pm,
                                     const CudaStepOptions &options,
                                     PipelineErrorFn error) {
-  std::string floatKind = options.floatKind, fp8Scale = options.fp8Scale;
+  std::string f32Kind = options.f32Kind, floatKind = options.floatKind,
+              fp8Scale = options.fp8Scale;
+  if (f32Kind != "f32" && f32Kind != "tf32" && f32Kind != "bf16")
+    return error("f32-kind must be f32, tf32 or bf16, got '" + f32Kind + "'");
   if (floatKind != "fp8" && floatKind != "bf16" && floatKind != "f32")
     return error("float-kind must be fp8, bf16 or f32, got '" + floatKind +
                  "'");
@@ -317,6 +320,7 @@ mlir::qtrain::buildCUDAStepPipeline(OpPassManager &pm,
   // Products on the GEMM kernels (gathers and epilogues are linalg ops,
   // which the next pass maps like the rest).
   GpuGemmsPassOptions gemms;
+  gemms.f32Kind = f32Kind;
   gemms.floatKind = floatKind;
   gemms.fp8Scale = fp8Scale;
   pm.addPass(createGpuGemmsPass(gemms));
@@ -388,6 +392,7 @@ LogicalResult mlir::qtrain::buildCUDAStepLibraryPipeline(
                        ? std::string("bf16")
                        : options.floatKind.getValue();
   step.fp8Scale = options.fp8Scale.getValue();
+  step.f32Kind = options.f32Kind.getValue();
   if (failed(buildCUDAStepPipeline(pm, step, error)))
     return failure();
   if (failed(buildCUDAStepKernelsPipeline(pm, options, error)))

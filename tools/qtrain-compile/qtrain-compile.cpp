@@ -150,6 +150,12 @@ static cl::opt<std::string>
     cudaKinds("cuda-kinds", cl::init("f32,tf32,bf16,fp8,i8"),
               cl::desc("The GPU kernel kinds to build, comma-separated"),
               cl::cat(compileCategory));
+static cl::opt<std::string> cudaF32Kind(
+    "cuda-f32-kind", cl::init("f32"),
+    cl::desc("The GPU kernel of the step's f32 products: f32 (CUDA cores, "
+             "the CPU step's numerics within sum order), tf32 or bf16 (tensor "
+             "cores, operands rounded: the mixed-precision step)"),
+    cl::cat(compileCategory));
 static cl::opt<std::string> cudaFloatKind(
     "cuda-float-kind", cl::init("auto"),
     cl::desc("The GPU kernel of the float-format method's products "
@@ -299,6 +305,7 @@ static LogicalResult buildCudaStep(ModuleOp step, StringRef chip,
                                    rt::CudaTargetSpec &spec) {
   PassManager map(step.getContext());
   mlir::qtrain::CudaStepOptions options;
+  options.f32Kind = cudaF32Kind.getValue();
   options.floatKind = resolvedFloatKind();
   options.fp8Scale = cudaFp8Scale.getValue();
   if (failed(mlir::qtrain::buildCUDAStepPipeline(
@@ -509,6 +516,9 @@ static int compile(int argc, char **argv) {
       cudaChip = t.str();
     }
   }
+  if (cudaF32Kind != "f32" && cudaF32Kind != "tf32" && cudaF32Kind != "bf16")
+    return fail("--cuda-f32-kind must be f32, tf32 or bf16, got '" +
+                cudaF32Kind + "'");
   if (cudaFloatKind != "auto" && cudaFloatKind != "fp8" &&
       cudaFloatKind != "bf16" && cudaFloatKind != "f32")
     return fail("--cuda-float-kind must be auto, fp8, bf16 or f32, got '" +
@@ -731,7 +741,8 @@ static int compile(int argc, char **argv) {
   PassManager lowering(&context);
   if (failed(parsePassPipeline(
           (cudaEmulateStep
-               ? "qtrain-emulate-cuda-step{float-kind=" + resolvedFloatKind() +
+               ? "qtrain-emulate-cuda-step{f32-kind=" + cudaF32Kind +
+                     " float-kind=" + resolvedFloatKind() +
                      " fp8-scale=" + cudaFp8Scale + "}"
                : std::string("qtrain-lower-cpu")) +
               ",qtrain-packed-entry-points",

@@ -237,6 +237,11 @@ void buildCUDALoweringPipeline(OpPassManager &pm);
 /// copies as linalg, then qtrain-map-step-to-gpu (every loop nest a
 /// gpu.launch, every step buffer in device memory; docs/cuda.md).
 struct CudaStepOptions : public PassPipelineOptions<CudaStepOptions> {
+  PassOptions::Option<std::string> f32Kind{
+      *this, "f32-kind",
+      llvm::cl::desc("The kernel of the step's f32 products "
+                     "(qtrain-gpu-gemms): f32, tf32 or bf16"),
+      llvm::cl::init("f32")};
   PassOptions::Option<std::string> floatKind{
       *this, "float-kind",
       llvm::cl::desc("The kernel of the float-format method's products "
@@ -249,8 +254,9 @@ struct CudaStepOptions : public PassPipelineOptions<CudaStepOptions> {
                      "fit or exact"),
       llvm::cl::init("fit")};
 };
-/// A float-kind other than fp8, bf16 or f32, or an fp8-scale other than fit
-/// or exact, is an error (`error`).
+/// An f32-kind other than f32, tf32 or bf16, a float-kind other than fp8,
+/// bf16 or f32, or an fp8-scale other than fit or exact, is an error
+/// (`error`).
 LogicalResult buildCUDAStepPipeline(OpPassManager &pm,
                                     const CudaStepOptions &options,
                                     PipelineErrorFn error);
@@ -280,6 +286,11 @@ struct CudaStepKernelsOptions
       llvm::cl::desc("ptx (the driver compiles it when the library loads) or "
                      "cubin (assembled by the toolkit's ptxas for chip)"),
       llvm::cl::init("ptx")};
+  PassOptions::Option<std::string> f32Kind{
+      *this, "f32-kind",
+      llvm::cl::desc("The kernel of the step's f32 products: f32, tf32 or "
+                     "bf16"),
+      llvm::cl::init("f32")};
   PassOptions::Option<std::string> floatKind{
       *this, "float-kind",
       llvm::cl::desc("The kernel of the float-format method's products: fp8 "

@@ -181,7 +181,9 @@ static Value gather(OpBuilder &b, Location loc, Value source, AffineMap map,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value v = args[0];
         if (encoding == GemmEncoding::BF16) {
-          // Exact: the operand holds bf16 values (qtrain.bf16_operands).
+          // Round to nearest even: exact where the operand holds bf16
+          // values (qtrain.bf16_operands, bf16-exact float formats), a
+          // rounding of f32 values under f32-kind=bf16.
           v = arith::TruncFOp::create(nb, nloc, nb.getBF16Type(), v);
           v = arith::BitcastOp::create(nb, nloc, nb.getI16Type(), v);
         } else if (fp8) {
@@ -369,8 +371,9 @@ static void rewriteGemm(IRRewriter &rewriter, linalg::LinalgOp op,
 
 void GpuGemmsPass::runOnOperation() {
   ModuleOp module = getOperation();
-  if (f32Kind != "f32" && f32Kind != "tf32") {
-    module.emitError("qtrain-gpu-gemms: f32-kind must be f32 or tf32, got '")
+  if (f32Kind != "f32" && f32Kind != "tf32" && f32Kind != "bf16") {
+    module.emitError(
+        "qtrain-gpu-gemms: f32-kind must be f32, tf32 or bf16, got '")
         << f32Kind << "'";
     return signalPassFailure();
   }

@@ -2,6 +2,8 @@
 // RUN:   --qtrain-gpu-gemms | FileCheck %s
 // RUN: qtrain-opt %s --split-input-file --qtrain-gpu-gemms="f32-kind=tf32" \
 // RUN:   | FileCheck %s --check-prefix=TF32
+// RUN: qtrain-opt %s --split-input-file --qtrain-gpu-gemms="f32-kind=bf16" \
+// RUN:   | FileCheck %s --check-prefix=F32BF16
 // RUN: qtrain-opt %s --split-input-file --qtrain-gpu-gemms="min-flops=1000000000" \
 // RUN:   | FileCheck %s --check-prefix=SMALL
 // RUN: qtrain-opt %s --split-input-file --qtrain-gpu-gemms="library-calls=false" \
@@ -21,7 +23,7 @@
 // RUN:   | FileCheck %s --check-prefix=FLOATKIND
 // FLOATKIND: float-kind must be fp8, bf16 or f32, got 'fp16'
 
-// KIND: f32-kind must be f32 or tf32, got 'f16'
+// KIND: f32-kind must be f32, tf32 or bf16, got 'f16'
 // SMALL-NOT: gpu.launch_func
 // NOLIB-NOT: qtrain_cuda_gemm
 // NOLIB-NOT: scf.if
@@ -115,6 +117,11 @@ func.func @codes(%a: memref<64x256xi8>, %b: memref<32x256xi8>, %c: memref<64x32x
 // CHECK:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_bf16_bf16xbf16_b1_m64_n64_k128
 // CHECK:       gpu.func @qtrain_gemm_bf16_bf16xbf16_b1_m64_n64_k128(%{{.*}}: memref<8192xi16>, %{{.*}}: memref<8192xi16>, %{{.*}}: memref<4096xf32>)
 // CHECK:         nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// f32-kind=bf16: f32 products round their operands to bf16 (the
+// mixed-precision step).
+// F32BF16-LABEL: func.func @matmul(
+// F32BF16:         arith.truncf %{{.*}} : f32 to bf16
+// F32BF16:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_bf16_bf16xbf16_b1_m128_n96_k64
 // TF32-LABEL: func.func @bf16(
 // TF32:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_bf16_
 func.func @bf16(%a: memref<64x128xf32>, %b: memref<128x64xf32>, %c: memref<64x64xf32>) {

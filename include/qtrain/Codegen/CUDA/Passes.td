@@ -161,8 +161,9 @@ def GpuGemmsPass : Pass<"qtrain-gpu-gemms", "::mlir::ModuleOp"> {
     bytes scaled by `fp8-scale`, the sums scaled back in the epilogue, where
     both formats have an fp8 form; `bf16` where both formats' values are
     bf16 values), and
-    other f32 products on `f32-kind` (`f32`: FMA on the CUDA cores, or
-    `tf32`: tensor cores, operands rounded to tf32). 16-bit codes, other
+    other f32 products on `f32-kind` (`f32`: FMA on the CUDA cores; `tf32`
+    or `bf16`: tensor cores, operands rounded to nearest tf32 or bf16, the
+    mixed-precision step that fixed-point steps are measured against). 16-bit codes, other
     bodies, dynamic loops, init maps that are not projected permutations,
     products below `min-flops` multiply-adds and those whose gathered
     operand would exceed `max-gather-mib` stay loop nests for
@@ -170,8 +171,8 @@ def GpuGemmsPass : Pass<"qtrain-gpu-gemms", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"f32Kind", "f32-kind", "std::string", /*default=*/"\"f32\"",
-           "The kernel of f32 products: f32 (CUDA cores) or tf32 (tensor "
-           "cores)">,
+           "The kernel of f32 products: f32 (CUDA cores), tf32 or bf16 "
+           "(tensor cores, operands rounded to tf32 or bf16)">,
     Option<"minFlops", "min-flops", "int64_t", /*default=*/"32768",
            "Smallest product (multiply-adds) run on a GEMM kernel">,
     Option<"maxGatherMiB", "max-gather-mib", "int64_t", /*default=*/"512",
