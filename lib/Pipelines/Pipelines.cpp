@@ -329,6 +329,8 @@ mlir::qtrain::buildCUDAStepPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Reads of arguments nothing writes (promotion flags) before any launch.
+  pm.addPass(createHoistArgumentReadsPass());
   return success();
 }
 
