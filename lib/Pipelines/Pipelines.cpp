@@ -293,10 +293,8 @@ void mlir::qtrain::buildCUDALoweringPipeline(OpPassManager &pm) {
   pm.addPass(createGpuModuleToBinaryPass(toBinary));
 }
 
-LogicalResult
-mlir::qtrain::buildCUDAStepPipeline(OpPassManager &pm,
-                                    const CudaStepOptions &options,
-                                    PipelineErrorFn error) {
+LogicalResult mlir::qtrain::buildCUDAStepPipeline(
+    OpPassManager &pm, const CudaStepOptions &options, PipelineErrorFn error) {
   std::string f32Kind = options.f32Kind, floatKind = options.floatKind,
               fp8Scale = options.fp8Scale;
   if (f32Kind != "f32" && f32Kind != "tf32" && f32Kind != "bf16")

@@ -605,9 +605,9 @@ Status Trainer::runTrain(const void *x, const int64_t *labels, float &loss,
       data.push_back(next[i].data);
       counts.push_back(next[i].count);
     }
-    if (Status s = options.device->checkFinite(
-            data.data(), counts.data(), data.size(), deviceFinite,
-            deviceChecked);
+    if (Status s =
+            options.device->checkFinite(data.data(), counts.data(), data.size(),
+                                        deviceFinite, deviceChecked);
         s.failed())
       return failWith(kind, ErrorKind::Unsupported, s.message());
   }

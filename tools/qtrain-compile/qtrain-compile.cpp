@@ -309,7 +309,8 @@ static LogicalResult buildCudaStep(ModuleOp step, StringRef chip,
   options.floatKind = resolvedFloatKind();
   options.fp8Scale = cudaFp8Scale.getValue();
   if (failed(mlir::qtrain::buildCUDAStepPipeline(
-          map, options, [&](const Twine &message) {
+          map, options,
+          [&](const Twine &message) {
             return step.emitError("qtrain-compile: the CUDA step: ") << message;
           })) ||
       failed(map.run(step)))
@@ -746,7 +747,7 @@ static int compile(int argc, char **argv) {
                      " fp8-scale=" + cudaFp8Scale + "}"
                : std::string("qtrain-lower-cpu")) +
               ",qtrain-packed-entry-points",
-                               lowering, llvm::errs())))
+          lowering, llvm::errs())))
     return 1;
   // --dump-buffers: the step as buffers, after qtrain-free-early placed
   // the deallocations (scripts/step-buffers.py reads it).

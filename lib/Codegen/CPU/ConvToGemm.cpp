@@ -44,8 +44,8 @@ static Value sliceBatch(OpBuilder &b, Location loc, Value v, Value iv,
 
 /// C[m, n] += A[m, k] * B[n, k] in f32, with the discardable attributes
 /// (lowering hints) of the contraction it computes.
-Value gemmTransposedB(OpBuilder &b, Location loc, Value a, Value bt,
-                      Value init, DictionaryAttr hints) {
+Value gemmTransposedB(OpBuilder &b, Location loc, Value a, Value bt, Value init,
+                      DictionaryAttr hints) {
   MLIRContext *ctx = b.getContext();
   AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
              k = getAffineDimExpr(2, ctx);

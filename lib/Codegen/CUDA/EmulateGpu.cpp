@@ -129,8 +129,8 @@ static Value decodeOperand(OpBuilder &b, Location loc, Value raw,
     Value value = buildDecodeFloat(b, loc, code,
                                    getFp8CodeFormat(b.getContext(), encoding));
     Value top = arith::AndIOp::create(b, loc, code, i32(e4m3 ? 0x7F : 0x7C));
-    Value special = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                          top, i32(e4m3 ? 0x7F : 0x7C));
+    Value special = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, top,
+                                          i32(e4m3 ? 0x7F : 0x7C));
     auto f32 = [&](float v) -> Value {
       return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
     };

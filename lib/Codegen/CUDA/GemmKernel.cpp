@@ -34,7 +34,7 @@ using namespace mlir;
 using namespace mlir::qtrain;
 
 std::optional<Fp8Operand> mlir::qtrain::getFp8Operand(FloatFormatAttr format,
-                                                     Fp8Scale scale) {
+                                                      Fp8Scale scale) {
   if (!format)
     return std::nullopt;
   // fp8's largest value and its smallest normal exponent.
@@ -66,8 +66,8 @@ std::optional<Fp8Operand> mlir::qtrain::getFp8Operand(FloatFormatAttr format,
   operand.exactFrom = scaledMinNormal <= format.getMinNormalExponent()
                           ? 0.0
                           : std::ldexp(1.0, scaledMinNormal);
-  operand.exactTo = std::min(formatMax,
-                             std::ldexp(fp8Max, -operand.scaleExponent));
+  operand.exactTo =
+      std::min(formatMax, std::ldexp(fp8Max, -operand.scaleExponent));
   return operand;
 }
 
@@ -81,7 +81,7 @@ bool mlir::qtrain::isBf16Exact(FloatFormatAttr format) {
 }
 
 FloatFormatAttr mlir::qtrain::getFp8CodeFormat(MLIRContext *ctx,
-                                              GemmEncoding encoding) {
+                                               GemmEncoding encoding) {
   if (encoding == GemmEncoding::E4M3)
     return FloatFormatAttr::get(ctx, 4, 3, 0, /*saturate=*/true);
   return FloatFormatAttr::get(ctx, 5, 2, 0, /*saturate=*/false);

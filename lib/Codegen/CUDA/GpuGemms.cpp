@@ -281,8 +281,7 @@ static void rewriteGemm(IRRewriter &rewriter, linalg::LinalgOp op,
   rewriter.setInsertionPoint(op);
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<Value> buffers;
-  auto operand = [&](unsigned i, ArrayRef<unsigned> rows,
-                     GemmEncoding encoding,
+  auto operand = [&](unsigned i, ArrayRef<unsigned> rows, GemmEncoding encoding,
                      const std::optional<Fp8Operand> &fp8) {
     SmallVector<unsigned> order(loops.batch);
     order.append(rows.begin(), rows.end());
@@ -410,9 +409,9 @@ void GpuGemmsPass::runOnOperation() {
             n = loops->size(loops->n), k = loops->size(loops->k);
     if (batch * m * n * k < minFlops)
       continue;
-    FailureOr<GemmChoice> choice = kernelChoice(
-        op, f32Kind, floatKind,
-        fp8Scale == "exact" ? Fp8Scale::Exact : Fp8Scale::Fit, k);
+    FailureOr<GemmChoice> choice =
+        kernelChoice(op, f32Kind, floatKind,
+                     fp8Scale == "exact" ? Fp8Scale::Exact : Fp8Scale::Fit, k);
     if (failed(choice))
       continue;
     StringRef kind = choice->kind;

@@ -32,8 +32,9 @@ struct HoistArgumentReadsPass
 /// Whether every use of `argument` reads it (memref.load, in host code or
 /// in a kernel): then its values are those it had on entry.
 bool isReadOnly(BlockArgument argument) {
-  return llvm::all_of(argument.getUsers(),
-                      [](Operation *user) { return isa<memref::LoadOp>(user); });
+  return llvm::all_of(argument.getUsers(), [](Operation *user) {
+    return isa<memref::LoadOp>(user);
+  });
 }
 
 } // namespace

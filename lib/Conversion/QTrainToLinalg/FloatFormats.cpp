@@ -122,8 +122,8 @@ static Value buildRounding(OpBuilder &b, Location loc, Value input,
         Value result = buildRoundToFormat(nb, nl, args[0], format);
         if (promoted)
           result = arith::SelectOp::create(
-              nb, nl, promoted, buildRoundToFormat(nb, nl, args[0], promotedFormat),
-              result);
+              nb, nl, promoted,
+              buildRoundToFormat(nb, nl, args[0], promotedFormat), result);
         linalg::YieldOp::create(nb, nl, result);
       });
   return generic.getResult(0);

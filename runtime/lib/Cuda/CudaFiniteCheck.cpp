@@ -30,9 +30,9 @@ Status CudaFiniteCheck::open(const CudaDriver &driver,
   CudaKernelSpec kernel;
   kernel.name = kKernelName;
   target.kernels.push_back(kernel);
-  if (Status s = CudaModule::load(driver, target, kFiniteCheckPtx,
-                                  "the runtime's finiteness check",
-                                  check->module);
+  if (Status s =
+          CudaModule::load(driver, target, kFiniteCheckPtx,
+                           "the runtime's finiteness check", check->module);
       s.failed())
     return s;
   if (Status s = CudaBuffer::allocate(driver, sizeof(uint32_t), check->flag);
@@ -57,9 +57,9 @@ Status CudaFiniteCheck::allFinite(const float *const *buffers,
     void *params[] = {&data, &count, &flagPointer};
     unsigned blocks = unsigned(
         std::min<uint64_t>((count + kThreads - 1) / kThreads, kMaxBlocks));
-    if (CUresult r = f.cuLaunchKernel(module->getFunction(0), blocks, 1, 1,
-                                      kThreads, 1, 1, 0, nullptr, params,
-                                      nullptr);
+    if (CUresult r =
+            f.cuLaunchKernel(module->getFunction(0), blocks, 1, 1, kThreads, 1,
+                             1, 0, nullptr, params, nullptr);
         r != kCudaSuccess)
       return driver.check(r, "cuLaunchKernel");
   }

@@ -59,10 +59,10 @@ public:
               " products on cuBLASLt, " +
               std::to_string(getCudaHostDeclinedGemms()) +
               " declined to the generated kernels";
-    work += finiteCheck ? "; " + std::to_string(finiteCheck->getChecks()) +
-                              " finiteness checks on the GPU"
-                        : "; finiteness checked on the host (" +
-                              finiteCheckError + ")";
+    work += finiteCheck
+                ? "; " + std::to_string(finiteCheck->getChecks()) +
+                      " finiteness checks on the GPU"
+                : "; finiteness checked on the host (" + finiteCheckError + ")";
     return work;
   }
 

@@ -470,9 +470,9 @@ static std::vector<CudaBuffer> finiteCheckBuffers(
     std::vector<const float *> &pointers, std::vector<size_t> &counts) {
   std::vector<CudaBuffer> buffers(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
-    EXPECT_TRUE(CudaBuffer::allocate(driver, values[i].size() * 4 + 4,
-                                     buffers[i])
-                    .isOk());
+    EXPECT_TRUE(
+        CudaBuffer::allocate(driver, values[i].size() * 4 + 4, buffers[i])
+            .isOk());
     if (!values[i].empty())
       EXPECT_TRUE(
           buffers[i].upload(values[i].data(), values[i].size() * 4).isOk());
@@ -483,16 +483,15 @@ static std::vector<CudaBuffer> finiteCheckBuffers(
 }
 
 /// Checks `values` on the device: whether all are finite.
-static bool allFiniteOnDevice(const CudaDriver &driver,
-                              CudaFiniteCheck &check,
+static bool allFiniteOnDevice(const CudaDriver &driver, CudaFiniteCheck &check,
                               const std::vector<std::vector<float>> &values) {
   std::vector<const float *> pointers;
   std::vector<size_t> counts;
   std::vector<CudaBuffer> buffers =
       finiteCheckBuffers(driver, values, pointers, counts);
   bool finite = false;
-  Status s = check.allFinite(pointers.data(), counts.data(), pointers.size(),
-                             finite);
+  Status s =
+      check.allFinite(pointers.data(), counts.data(), pointers.size(), finite);
   EXPECT_TRUE(s.isOk()) << s.message();
   return finite;
 }
@@ -504,7 +503,8 @@ static void expectFiniteCheck(const CudaDriver &driver,
   const float big = std::numeric_limits<float>::max();
   const float tiny = std::numeric_limits<float>::denorm_min();
   std::vector<float> many(5000, 1.5f);
-  EXPECT_TRUE(allFiniteOnDevice(driver, check, {{big, -big, tiny, -0.0f}, many, {}}));
+  EXPECT_TRUE(
+      allFiniteOnDevice(driver, check, {{big, -big, tiny, -0.0f}, many, {}}));
   std::vector<float> lateInf = many;
   lateInf[4999] = std::numeric_limits<float>::infinity();
   EXPECT_FALSE(allFiniteOnDevice(driver, check, {{1.0f}, lateInf}));

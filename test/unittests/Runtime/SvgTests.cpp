@@ -20,8 +20,7 @@ namespace {
 
 TEST(ChartTicksTest, RoundStepsCoverTheRange) {
   EXPECT_EQ(chartTicks(0, 10), (std::vector<double>{0, 2, 4, 6, 8, 10}));
-  EXPECT_EQ(chartTicks(-1, 1),
-            (std::vector<double>{-1, -0.5, 0, 0.5, 1}));
+  EXPECT_EQ(chartTicks(-1, 1), (std::vector<double>{-1, -0.5, 0, 0.5, 1}));
   EXPECT_EQ(chartTicks(2.3, 2.31).size(), 3u); // 2.3, 2.305, 2.31
   EXPECT_EQ(chartTicks(3, 3), (std::vector<double>{3}));
 }

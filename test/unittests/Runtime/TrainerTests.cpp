@@ -776,9 +776,8 @@ public:
   void release(void *pointer) override { std::free(pointer); }
   Status run(bool train, void **args, size_t, size_t, size_t, size_t,
              ErrorKind *kind) override {
-    return bundle->runStep(train ? bundle->getTrainStep()
-                                 : bundle->getEvalStep(),
-                           args, 1, kind);
+    return bundle->runStep(
+        train ? bundle->getTrainStep() : bundle->getEvalStep(), args, 1, kind);
   }
   Status checkFinite(const float *const *buffers, const size_t *counts,
                      size_t n, bool &finite, bool &checked) override {
@@ -844,8 +843,8 @@ TEST(TrainerDeviceTest, TheDevicesVerdictStandsWhereTheHostSeesNoInfinity) {
   ASSERT_TRUE(s.failed());
   EXPECT_EQ(kind, ErrorKind::Diverged);
   EXPECT_THAT(s.message(), HasSubstr("not finite (found on the device)"));
-  EXPECT_EQ(std::vector<float>(t->getParameterData(0),
-                               t->getParameterData(0) +
-                                   t->getParameterSpec(0).numel),
-            before);
+  EXPECT_EQ(
+      std::vector<float>(t->getParameterData(0),
+                         t->getParameterData(0) + t->getParameterSpec(0).numel),
+      before);
 }

@@ -1,4 +1,5 @@
-//===- CudaFiniteCheck.h - Finiteness of device buffers, on the GPU -*- C++ -*-===//
+//===- CudaFiniteCheck.h - Finiteness of device buffers, on the GPU -*- C++
+//-*-===//
 //
 // Part of the qtrain project.
 //
@@ -34,8 +35,8 @@ public:
   /// buffers[i], in memory the device addresses) is finite: one launch per
   /// non-empty buffer on the default stream after the work queued there,
   /// then one 4-byte read.
-  Status allFinite(const float *const *buffers, const size_t *counts,
-                   size_t n, bool &finite);
+  Status allFinite(const float *const *buffers, const size_t *counts, size_t n,
+                   bool &finite);
 
   /// The kernel's PTX (lib/Cuda/FiniteCheck.ptx).
   static const char *ptx();
