@@ -353,10 +353,14 @@ int main(int argc, char **argv) {
     for (const rt::CudaKernelSpec &k : m.cuda.kernels)
       names += (names.empty() ? "" : ", ") + k.name;
     fatal(o.kernel.empty()
-              ? o.bundle + ": cuda.kernels is empty"
+              ? o.bundle +
+                    ": cuda.kernels is empty: the bundle has no kernel sites "
+                    "(fp32, or the float formats), so no per-site GPU kernels "
+                    "to check; its GPU step (cuda/step.so) is checked by "
+                    "training it (scripts/device-check.sh)"
               : "--kernel=" + o.kernel + ": no such kernel (the bundle has " +
                     names + ")",
-          o.kernel.empty() ? kFailed : kCannotRun);
+          kCannotRun);
   }
 
   std::unique_ptr<rt::CudaDriver> driver;
