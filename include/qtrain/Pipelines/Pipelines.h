@@ -236,24 +236,29 @@ void buildCUDALoweringPipeline(OpPassManager &pm);
 /// materialized training module: the buffers of buildCPUBufferPipeline,
 /// copies as linalg, then qtrain-map-step-to-gpu (every loop nest a
 /// gpu.launch, every step buffer in device memory; docs/cuda.md).
-struct CudaStepOptions : public PassPipelineOptions<CudaStepOptions> {
-  PassOptions::Option<std::string> f32Kind{
+/// The numerics of the step's products on the GPU, shared by the options of
+/// qtrain-lower-cuda-step and qtrain-cuda-step-library.
+template <typename Derived>
+struct CudaProductOptions : public PassPipelineOptions<Derived> {
+  mlir::detail::PassOptions::Option<std::string> f32Kind{
       *this, "f32-kind",
       llvm::cl::desc("The kernel of the step's f32 products "
                      "(qtrain-gpu-gemms): f32, tf32 or bf16"),
       llvm::cl::init("f32")};
-  PassOptions::Option<std::string> floatKind{
+  mlir::detail::PassOptions::Option<std::string> floatKind{
       *this, "float-kind",
       llvm::cl::desc("The kernel of the float-format method's products "
                      "(qtrain-float-operands, qtrain-gpu-gemms): fp8 "
-                     "(sm_89 and newer), bf16 (exact operands) or f32"),
+                     "(sm_89 and newer; the library pipeline uses bf16 on "
+                     "older chips), bf16 (exact operands) or f32"),
       llvm::cl::init("fp8")};
-  PassOptions::Option<std::string> fp8Scale{
+  mlir::detail::PassOptions::Option<std::string> fp8Scale{
       *this, "fp8-scale",
       llvm::cl::desc("How float-format values become fp8 (qtrain-gpu-gemms): "
                      "fit or exact"),
       llvm::cl::init("fit")};
 };
+struct CudaStepOptions : public CudaProductOptions<CudaStepOptions> {};
 /// An f32-kind other than f32, tf32 or bf16, a float-kind other than fp8,
 /// bf16 or f32, or an fp8-scale other than fit or exact, is an error
 /// (`error`).
@@ -272,7 +277,7 @@ LogicalResult buildCUDAStepEmulationPipeline(OpPassManager &pm,
                                              PipelineErrorFn error);
 
 struct CudaStepKernelsOptions
-    : public PassPipelineOptions<CudaStepKernelsOptions> {
+    : public CudaProductOptions<CudaStepKernelsOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("The NVIDIA architecture (e.g. sm_90)"),
       llvm::cl::init("sm_90")};
@@ -286,21 +291,6 @@ struct CudaStepKernelsOptions
       llvm::cl::desc("ptx (the driver compiles it when the library loads) or "
                      "cubin (assembled by the toolkit's ptxas for chip)"),
       llvm::cl::init("ptx")};
-  PassOptions::Option<std::string> f32Kind{
-      *this, "f32-kind",
-      llvm::cl::desc("The kernel of the step's f32 products: f32, tf32 or "
-                     "bf16"),
-      llvm::cl::init("f32")};
-  PassOptions::Option<std::string> floatKind{
-      *this, "float-kind",
-      llvm::cl::desc("The kernel of the float-format method's products: fp8 "
-                     "(bf16 on a chip before sm_89), bf16 or f32"),
-      llvm::cl::init("fp8")};
-  PassOptions::Option<std::string> fp8Scale{
-      *this, "fp8-scale",
-      llvm::cl::desc("How float-format values become fp8 where the chip has "
-                     "fp8 (qtrain-gpu-gemms): fit or exact"),
-      llvm::cl::init("fit")};
 };
 
 /// qtrain-cuda-step-kernels: the launches of buildCUDAStepPipeline outlined

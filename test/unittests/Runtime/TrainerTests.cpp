@@ -800,13 +800,19 @@ public:
 
 } // namespace
 
+/// An fp32 trainer of the toy on `device`.
+std::unique_ptr<Trainer> createOnDevice(std::shared_ptr<const Bundle> bundle,
+                                        std::shared_ptr<StepDevice> device) {
+  TrainerOptions o = options("fp32", 4);
+  o.gradSchedule = "fp32";
+  o.device = std::move(device);
+  return create(std::move(bundle), o);
+}
+
 TEST(TrainerDeviceTest, TheDeviceChecksFinitenessAfterEachStep) {
   std::shared_ptr<const Bundle> bundle = openToy();
   auto device = std::make_shared<CheckingDevice>(bundle);
-  TrainerOptions o = options("fp32", 4);
-  o.gradSchedule = "fp32";
-  o.device = device;
-  std::unique_ptr<Trainer> t = create(bundle, o);
+  std::unique_ptr<Trainer> t = createOnDevice(bundle, device);
   ASSERT_NE(t, nullptr);
   ToyBatch batch = toyBatch();
   float loss;
@@ -827,10 +833,7 @@ TEST(TrainerDeviceTest, TheDevicesVerdictStandsWhereTheHostSeesNoInfinity) {
   // (the toy has no loss scaling to halve) and keeps the parameters.
   std::shared_ptr<const Bundle> bundle = openToy();
   auto device = std::make_shared<CheckingDevice>(bundle);
-  TrainerOptions o = options("fp32", 4);
-  o.gradSchedule = "fp32";
-  o.device = device;
-  std::unique_ptr<Trainer> t = create(bundle, o);
+  std::unique_ptr<Trainer> t = createOnDevice(bundle, device);
   ASSERT_NE(t, nullptr);
   std::vector<float> before(t->getParameterData(0),
                             t->getParameterData(0) +
