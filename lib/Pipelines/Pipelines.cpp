@@ -322,6 +322,11 @@ LogicalResult mlir::qtrain::buildCUDAStepPipeline(
   gemms.floatKind = floatKind;
   gemms.fp8Scale = fp8Scale;
   pm.addPass(createGpuGemmsPass(gemms));
+  // Host code that folds what kernels computed into buffers (the EMA of
+  // the quantizers' ranges) runs on the device: no host wait mid-step.
+  pm.addPass(createScalarsToDevicePass());
+  // Reads that only feed the results (the loss) wait for the end.
+  pm.addPass(createDeferResultReadsPass());
   pm.addPass(createMapStepToGpuPass());
   // The launches' index arithmetic (affine.apply of the loop mapping).
   pm.addPass(createLowerAffinePass());

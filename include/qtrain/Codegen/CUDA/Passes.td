@@ -129,6 +129,72 @@ def HoistArgumentReadsPass : Pass<"qtrain-hoist-argument-reads",
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def ScalarsToDevicePass : Pass<"qtrain-scalars-to-device", "::mlir::ModuleOp"> {
+  let summary = "Host updates of buffers from scalars kernels computed, on "
+                "the device";
+  let description = [{
+    In the bufferized CUDA step (`qtrain-lower-cuda-step` runs it just
+    before `qtrain-map-step-to-gpu`): a `memref.store` in host code (a
+    function's body, or a branch of its `scf.if` or `scf.index_switch`)
+    whose value or indices are made of reads of buffers the step made
+    (allocations, constant globals) and scalar arithmetic moves to the
+    device, with those reads and that arithmetic: each run of such stores
+    (only arithmetic, loads and deallocs between them) becomes one
+    `scf.parallel` of one iteration at the last store, which
+    `qtrain-map-step-to-gpu` launches on one thread. The quantizers' EMA of
+    their ranges is such a run: the batch's min and max, which a reduction
+    kernel left in step buffers, folded into the range argument.
+
+    The host waits for the device before each of its own memory accesses
+    (`qtrain-cuda-host-calls`); with the reads gone from the host, those
+    waits go too, and the buffers stay device memory (not `host_shared`),
+    the written arguments off the manifest's host-visible lists.
+
+    A run moves only if nothing between its reads and its last store writes
+    or frees what it reads (a dealloc of it moves after the new loop), and
+    nothing in between reads or writes what it stores to; else each store
+    is tried alone, and one that cannot move stays. Reads of arguments stay
+    on the host, their values passed to the kernel (the runtime may keep an
+    argument in host memory: the slots), as does anything that is not
+    scalar arithmetic (a call's result). A store of host values alone stays
+    (it makes the host wait only if a kernel ran before it). Stores target
+    buffers the step made or function arguments.
+  }];
+  let statistics = [
+    Statistic<"numUpdates", "updates", "Runs of stores moved to the device">,
+    Statistic<"numStores", "stores", "Stores moved to the device">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def DeferResultReadsPass : Pass<"qtrain-defer-result-reads",
+                                "::mlir::ModuleOp"> {
+  let summary = "Host reads of the step's results at the end of the "
+                "function";
+  let description = [{
+    In the bufferized CUDA step (`qtrain-lower-cuda-step` runs it after
+    `qtrain-scalars-to-device`, before `qtrain-map-step-to-gpu`): a
+    `memref.load` at the top level of a function (of one block) from a
+    buffer the step made, whose value reaches nothing but the function's
+    `return` (through scalar arithmetic: the loss, through its scaling),
+    moves to just before the return with that arithmetic, and a dealloc of
+    its buffer with it. The host waits for the device before each of its
+    own memory accesses (`qtrain-cuda-host-calls`): read where it is
+    computed, the loss drained the device between the forward and the
+    backward; read at the end, it shares the wait the step ends with.
+
+    A read moves only if nothing between it and the return writes or frees
+    what it reads (other than the dealloc that moves with it).
+  }];
+  let statistics = [
+    Statistic<"numDeferred", "deferred", "Reads moved to the return">
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def FuseElementwisePass : Pass<"qtrain-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Chains of elementwise linalg ops on tensors as one op";
   let description = [{
