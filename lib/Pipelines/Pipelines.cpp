@@ -332,6 +332,9 @@ LogicalResult mlir::qtrain::buildCUDAStepPipeline(
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Runs of one-thread kernels (a quantizer's scalars) as one launch, once
+  // the launch sizes are constants.
+  pm.addPass(createMergeScalarLaunchesPass());
   // Reads of arguments nothing writes (promotion flags) before any launch.
   pm.addPass(createHoistArgumentReadsPass());
   return success();

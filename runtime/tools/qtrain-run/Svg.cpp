@@ -41,13 +41,16 @@ std::vector<double> qtrain::run::chartTicks(double lo, double hi) {
   // Ticks by index, so that a step below the values' resolution (a range
   // of a few ulps around a large value) cannot stall; such a range gets
   // its ends.
+  // The indices must be exact integers (below 2^52), else counting them
+  // stalls as the step does.
   double first = std::ceil(lo / step), last = std::floor(hi / step + 1e-9);
   if (!(last - first >= 0 && last - first <= 20) || lo + step == lo ||
-      hi - step == hi)
+      hi - step == hi || !(std::fabs(first) < 0x1p52) ||
+      !(std::fabs(last) < 0x1p52))
     return {lo, hi};
   std::vector<double> out;
-  for (double i = first; i <= last; ++i) {
-    double v = i * step;
+  for (int64_t i = int64_t(first), end = int64_t(last); i <= end; ++i) {
+    double v = double(i) * step;
     out.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
   }
   return out;

@@ -1,0 +1,74 @@
+// RUN: qtrain-opt %s --qtrain-merge-scalar-launches | FileCheck %s
+
+// A quantizer's scalars (docs/passes/merge-scalar-launches.md): three
+// one-thread launches with only device allocations, a dealloc and a view
+// between them become one launch at the last, running the three bodies in
+// their order; the dealloc moves after it. A launch of many threads, and
+// a host access, end a run.
+// CHECK-LABEL: func.func @scalars(
+// CHECK:         %[[LO:.*]] = gpu.alloc () : memref<f32>
+// CHECK:         %[[HI:.*]] = gpu.alloc () : memref<f32>
+// CHECK:         %[[S:.*]] = gpu.alloc () : memref<f32>
+// CHECK:         gpu.launch blocks
+// CHECK:           memref.store %{{.*}}, %[[LO]][]
+// CHECK:           memref.store %{{.*}}, %[[HI]][]
+// CHECK:           arith.subf
+// CHECK:           memref.store %{{.*}}, %[[S]][]
+// CHECK:           gpu.terminator
+// CHECK-NEXT:    }
+// CHECK-NEXT:    gpu.dealloc %[[HI]]
+// CHECK-NEXT:    gpu.launch blocks
+// CHECK-SAME:      in (%{{.*}} = %c4,
+// CHECK:         gpu.launch blocks
+// CHECK:         memref.load
+// CHECK-NEXT:    gpu.launch blocks
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @scalars(%x: memref<128xf32>, %flag: memref<f32>) -> f32 {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %lo = gpu.alloc () : memref<f32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<128xf32>
+    memref.store %v, %lo[] : memref<f32>
+    gpu.terminator
+  }
+  %hi = gpu.alloc () : memref<f32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%bx] : memref<128xf32>
+    memref.store %v, %hi[] : memref<f32>
+    gpu.terminator
+  }
+  %s = gpu.alloc () : memref<f32>
+  %view = memref.subview %x[0] [64] [1] : memref<128xf32> to memref<64xf32, strided<[1]>>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %a = memref.load %lo[] : memref<f32>
+    %b = memref.load %hi[] : memref<f32>
+    %d = arith.subf %b, %a : f32
+    memref.store %d, %s[] : memref<f32>
+    gpu.terminator
+  }
+  gpu.dealloc %hi : memref<f32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    gpu.terminator
+  }
+  %f = memref.load %flag[] : memref<f32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.store %f, %s[] : memref<f32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    gpu.terminator
+  }
+  return %f : f32
+}
