@@ -51,7 +51,7 @@ struct GemmLoops {
 /// values become fp8 bytes.
 struct GemmChoice {
   StringRef kind;
-  std::optional<Fp8Operand> a, b;
+  std::optional<Fp8Operand> a = std::nullopt, b = std::nullopt;
 };
 
 struct GpuGemmsPass : mlir::qtrain::impl::GpuGemmsPassBase<GpuGemmsPass> {

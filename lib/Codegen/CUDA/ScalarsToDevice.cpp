@@ -18,6 +18,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
@@ -153,6 +155,26 @@ static bool moveToDevice(ScalarUpdate &update) {
   return true;
 }
 
+/// Whether a kernel may run before `op` in its function: an op before it
+/// (in its block or an enclosing one) is or holds a loop nest, a call or a
+/// launch.
+static bool mayFollowKernels(Operation *op) {
+  auto runsKernels = [](Operation *candidate) {
+    WalkResult walk = candidate->walk([](Operation *nested) {
+      return isa<linalg::LinalgOp, func::CallOp, gpu::LaunchFuncOp,
+                 gpu::LaunchOp>(nested)
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    return walk.wasInterrupted();
+  };
+  for (; op && !isa<func::FuncOp>(op); op = op->getParentOp())
+    for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode())
+      if (runsKernels(prev))
+        return true;
+  return false;
+}
+
 /// The candidate stores of `block`, in runs: two stores are in one run when
 /// only arithmetic, loads and deallocs lie between them.
 static SmallVector<SmallVector<memref::StoreOp>> storeRuns(Block &block) {
@@ -190,9 +212,10 @@ void ScalarsToDevicePass::runOnOperation() {
         update.stores.assign(stores.begin(), stores.end());
         for (memref::StoreOp store : stores)
           collectSlice(store, update);
-        // Only an update that reads what kernels computed makes the host
-        // wait; one of host values alone stays.
-        if (update.deviceLoads.empty() || !moveToDevice(update))
+        // An update makes the host wait if it reads what kernels computed,
+        // or if kernels may have run before it; else it stays.
+        if ((update.deviceLoads.empty() && !mayFollowKernels(stores.front())) ||
+            !moveToDevice(update))
           return false;
         ++numUpdates;
         numStores += stores.size();

@@ -58,8 +58,8 @@ func.func @ema(%in: memref<2xf32>, %out: memref<2xf32>, %x: memref<128xf32>) {
 
 // -----
 
-// A store of host values alone stays (it makes the host wait only if a
-// kernel ran before it), and so does one whose step buffer is written
+// A store of host values alone stays where no kernel can have run before
+// it (it costs no wait), and so does one whose step buffer is written
 // between its read and the store: the device would read the new value.
 // CHECK-LABEL: func.func @stays(
 // CHECK-NOT:     scf.parallel
@@ -140,4 +140,26 @@ func.func @apart(%out: memref<2xf32>) -> f32 {
   memref.store %w, %out[%c1] : memref<2xf32>
   memref.dealloc %b : memref<2xf32>
   return %r : f32
+}
+
+// -----
+
+// A store of host values after a kernel (LDP's learned bits, after the
+// first layer's loops) moves: on the host it would wait for that kernel.
+// CHECK-LABEL: func.func @after_kernels(
+// CHECK:         %[[V:.*]] = memref.load
+// CHECK-NEXT:    linalg.fill
+// CHECK:         scf.parallel
+// CHECK:           %[[BITS:.*]] = arith.select %{{.*}}, %{{.*}}, %[[V]]
+// CHECK-NEXT:      memref.store %[[BITS]]
+func.func @after_kernels(%p: memref<2xf32>, %g: memref<128xf32>, %b: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %eight = arith.constant 8.0 : f32
+  %v = memref.load %p[%c0] : memref<2xf32>
+  %big = arith.cmpf ogt, %v, %eight : f32
+  %bits = arith.select %big, %eight, %v : f32
+  linalg.fill ins(%zero : f32) outs(%g : memref<128xf32>)
+  memref.store %bits, %b[] : memref<f32>
+  return
 }

@@ -137,8 +137,9 @@ def ScalarsToDevicePass : Pass<"qtrain-scalars-to-device", "::mlir::ModuleOp"> {
     before `qtrain-map-step-to-gpu`): a `memref.store` in host code (a
     function's body, or a branch of its `scf.if` or `scf.index_switch`)
     whose value or indices are made of reads of buffers the step made
-    (allocations, constant globals) and scalar arithmetic moves to the
-    device, with those reads and that arithmetic: each run of such stores
+    (allocations, constant globals) and scalar arithmetic, or that follows
+    a loop nest, call or launch (which make the host wait before it), moves
+    to the device, with those reads and that arithmetic: each run of such stores
     (only arithmetic, loads and deallocs between them) becomes one
     `scf.parallel` of one iteration at the last store, which
     `qtrain-map-step-to-gpu` launches on one thread. The quantizers' EMA of
@@ -156,9 +157,9 @@ def ScalarsToDevicePass : Pass<"qtrain-scalars-to-device", "::mlir::ModuleOp"> {
     is tried alone, and one that cannot move stays. Reads of arguments stay
     on the host, their values passed to the kernel (the runtime may keep an
     argument in host memory: the slots), as does anything that is not
-    scalar arithmetic (a call's result). A store of host values alone stays
-    (it makes the host wait only if a kernel ran before it). Stores target
-    buffers the step made or function arguments.
+    scalar arithmetic (a call's result). A store of host values alone with
+    nothing before it that may run a kernel stays: it costs no wait. Stores
+    target buffers the step made or function arguments.
   }];
   let statistics = [
     Statistic<"numUpdates", "updates", "Runs of stores moved to the device">,
