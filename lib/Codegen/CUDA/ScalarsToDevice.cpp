@@ -199,10 +199,13 @@ void ScalarsToDevicePass::runOnOperation() {
   SmallVector<Block *> blocks;
   getOperation().walk([&](func::FuncOp fn) {
     fn.walk([&](Block *block) {
-      // Host code only: not the body of a loop nest or kernel.
-      Operation *parent = block->getParentOp();
-      if (isa<func::FuncOp, scf::IfOp, scf::IndexSwitchOp>(parent))
-        blocks.push_back(block);
+      // Straight host code only: the function's body and its branches,
+      // not a loop (nor anything inside a loop nest or kernel).
+      for (Operation *parent = block->getParentOp(); parent != fn;
+           parent = parent->getParentOp())
+        if (!isa<scf::IfOp, scf::IndexSwitchOp>(parent))
+          return;
+      blocks.push_back(block);
     });
   });
   for (Block *block : blocks) {
