@@ -57,29 +57,6 @@ static bool collectResultSlice(memref::LoadOp load, func::ReturnOp ret,
   return true;
 }
 
-/// The latest op before which `load` may read instead, with the ops that
-/// make its results from its value: the first op after it that may write
-/// or free what it reads (a dealloc of its own buffer moves along, into
-/// `deallocs`), else `ret`.
-static Operation *latestRead(memref::LoadOp load, func::ReturnOp ret,
-                             const llvm::SetVector<Operation *> &moving,
-                             SmallVectorImpl<Operation *> &deallocs) {
-  Value root = rootOf(load.getMemRef());
-  Operation *op = load->getNextNode();
-  for (; op != ret; op = op->getNextNode()) {
-    if (moving.contains(op))
-      continue;
-    if (auto dealloc = dyn_cast<memref::DeallocOp>(op);
-        dealloc && rootOf(dealloc.getMemref()) == root) {
-      deallocs.push_back(op);
-      continue;
-    }
-    if (mayTouch(op, root, /*reads=*/false))
-      break;
-  }
-  return op;
-}
-
 void DeferResultReadsPass::runOnOperation() {
   getOperation().walk([&](func::FuncOp fn) {
     if (fn.isExternal() || !fn.getBody().hasOneBlock())
@@ -95,7 +72,10 @@ void DeferResultReadsPass::runOnOperation() {
       if (!collectResultSlice(load, ret, moving))
         continue;
       SmallVector<Operation *> deallocs;
-      Operation *point = latestRead(load, ret, moving, deallocs);
+      // The latest point before which it may read instead.
+      Operation *point = firstWriterAfter(
+          load, ret, [&](Operation *op) { return moving.contains(op); },
+          deallocs);
       // What moves, in block order (every op after the ops it uses): the
       // ops before `point`, if what they use is defined before it.
       SmallVector<Operation *> ordered;

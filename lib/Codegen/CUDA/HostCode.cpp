@@ -49,3 +49,23 @@ bool qtrain::mayTouch(Operation *op, Value root, bool reads) {
   });
   return walk.wasInterrupted();
 }
+
+Operation *
+qtrain::firstWriterAfter(memref::LoadOp load, Operation *until,
+                         llvm::function_ref<bool(Operation *)> moving,
+                         SmallVectorImpl<Operation *> &deallocs) {
+  Value root = rootOf(load.getMemRef());
+  Operation *op = load->getNextNode();
+  for (; op != until; op = op->getNextNode()) {
+    if (moving(op))
+      continue;
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op);
+        dealloc && rootOf(dealloc.getMemref()) == root) {
+      deallocs.push_back(op);
+      continue;
+    }
+    if (mayTouch(op, root, /*reads=*/false))
+      break;
+  }
+  return op;
+}

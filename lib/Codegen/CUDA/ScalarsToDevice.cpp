@@ -97,24 +97,13 @@ static bool moveToDevice(ScalarUpdate &update) {
   DenseSet<Operation *> moving(update.slice.begin(), update.slice.end());
   for (memref::StoreOp store : update.stores)
     moving.insert(store);
-  SmallVector<memref::DeallocOp> deallocs;
+  SmallVector<Operation *> deallocs;
   // The device reads each step buffer at the last store instead of at its
   // load: nothing in between may write it (deallocs move after it).
-  for (memref::LoadOp load : update.deviceLoads) {
-    Value root = rootOf(load.getMemRef());
-    for (Operation *op = load->getNextNode(); op && op != last;
-         op = op->getNextNode()) {
-      if (moving.contains(op))
-        continue;
-      if (auto dealloc = dyn_cast<memref::DeallocOp>(op);
-          dealloc && rootOf(dealloc.getMemref()) == root) {
-        deallocs.push_back(dealloc);
-        continue;
-      }
-      if (mayTouch(op, root, /*reads=*/false))
-        return false;
-    }
-  }
+  auto isMoving = [&](Operation *op) { return moving.contains(op); };
+  for (memref::LoadOp load : update.deviceLoads)
+    if (firstWriterAfter(load, last, isMoving, deallocs) != last)
+      return false;
   // The buffers it writes are written at the last store instead: nothing
   // in between may read or write them.
   for (memref::StoreOp store : ArrayRef(update.stores).drop_back()) {
@@ -139,7 +128,7 @@ static bool moveToDevice(ScalarUpdate &update) {
     if (moving.contains(&op))
       b.clone(op, mapping);
   // After the loop (which is just before `last`), in their order.
-  for (memref::DeallocOp dealloc : deallocs)
+  for (Operation *dealloc : deallocs)
     dealloc->moveBefore(last);
   for (memref::StoreOp store : update.stores)
     store.erase();

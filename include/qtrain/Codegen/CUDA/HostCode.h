@@ -16,6 +16,7 @@
 #ifndef QTRAIN_CODEGEN_CUDA_HOSTCODE_H
 #define QTRAIN_CODEGEN_CUDA_HOSTCODE_H
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Operation.h"
 
 namespace mlir::qtrain {
@@ -34,6 +35,15 @@ bool isScalarArithmetic(Operation *op);
 /// be `root`'s, or read it when `reads` is set. An op of unknown effects (a
 /// call, a GEMM kernel's launch) may touch any buffer it is given.
 bool mayTouch(Operation *op, Value root, bool reads);
+
+/// The first op after `load`, up to `until` (an op after it in its block),
+/// that may write or free what `load` reads, else `until`: how late the
+/// read may move. Ops `moving` says move along with the read are skipped,
+/// and deallocations of the read's own buffer are added to `deallocs` (they
+/// must move after it).
+Operation *firstWriterAfter(memref::LoadOp load, Operation *until,
+                            llvm::function_ref<bool(Operation *)> moving,
+                            SmallVectorImpl<Operation *> &deallocs);
 
 } // namespace mlir::qtrain
 
