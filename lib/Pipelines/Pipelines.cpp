@@ -332,9 +332,10 @@ LogicalResult mlir::qtrain::buildCUDAStepPipeline(
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  // Runs of one-thread kernels (a quantizer's scalars) as one launch, once
-  // the launch sizes are constants.
-  pm.addPass(createMergeScalarLaunchesPass());
+  // Consecutive launches that can run as one (a quantizer's one-thread
+  // scalars; independent launches of one shape), once their sizes are
+  // constants.
+  pm.addPass(createMergeLaunchesPass());
   // Reads of arguments nothing writes (promotion flags) before any launch.
   pm.addPass(createHoistArgumentReadsPass());
   return success();

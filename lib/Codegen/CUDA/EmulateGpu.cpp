@@ -67,7 +67,7 @@ static LogicalResult emulateLaunch(IRRewriter &rewriter, gpu::LaunchOp launch) {
   auto loop =
       scf::ParallelOp::create(rewriter, loc, SmallVector<Value>(6, zero), upper,
                               SmallVector<Value>(6, one));
-  ValueRange ivs = loop.getInductionVars();
+  SmallVector<Value> ivs(loop.getInductionVars());
   Block &body = launch.getBody().front();
   gpu::KernelDim3 blockIds = launch.getBlockIds();
   gpu::KernelDim3 threadIds = launch.getThreadIds();

@@ -1,6 +1,6 @@
-// RUN: qtrain-opt %s --qtrain-merge-scalar-launches | FileCheck %s
+// RUN: qtrain-opt %s --qtrain-merge-launches | FileCheck %s
 
-// A quantizer's scalars (docs/passes/merge-scalar-launches.md): three
+// A quantizer's scalars (docs/passes/merge-launches.md): three
 // one-thread launches with only device allocations, a dealloc and a view
 // between them become one launch at the last, running the three bodies in
 // their order; the dealloc moves after it. A launch of many threads, and
@@ -71,4 +71,58 @@ func.func @scalars(%x: memref<128xf32>, %flag: memref<f32>) -> f32 {
     gpu.terminator
   }
   return %f : f32
+}
+
+// Launches of the same grid and block merge when neither touches what the
+// other writes (distinct device buffers); one that reads what the other
+// wrote (another thread's element), or writes an argument the other reads
+// (arguments may be the same memory), stays apart.
+// CHECK-LABEL: func.func @same_shape(
+// CHECK:         gpu.launch blocks
+// CHECK:           memref.load
+// CHECK:           memref.store
+// CHECK:           memref.load
+// CHECK:           memref.store
+// CHECK-NEXT:      gpu.terminator
+// CHECK:         gpu.launch blocks
+// CHECK:         gpu.launch blocks
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @same_shape(%in: memref<256xf32>, %out: memref<256xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  %x = gpu.alloc () : memref<256xf32>
+  %y = gpu.alloc () : memref<256xf32>
+  // Writes x, reads in.
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+    %i = arith.addi %tx, %bx : index
+    %v = memref.load %in[%i] : memref<256xf32>
+    memref.store %v, %x[%i] : memref<256xf32>
+    gpu.terminator
+  }
+  // Writes y, reads in: independent of the first, merged into this one.
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+    %v = memref.load %in[%tx] : memref<256xf32>
+    memref.store %v, %y[%tx] : memref<256xf32>
+    gpu.terminator
+  }
+  // Reads x, which the merged launch writes: apart.
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+    %j = arith.subi %c128, %tx : index
+    %v = memref.load %x[%j] : memref<256xf32>
+    memref.store %v, %y[%tx] : memref<256xf32>
+    gpu.terminator
+  }
+  // Reads y, which the launch before writes: apart.
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+    %v = memref.load %y[%tx] : memref<256xf32>
+    memref.store %v, %out[%tx] : memref<256xf32>
+    gpu.terminator
+  }
+  return
 }
