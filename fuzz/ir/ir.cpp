@@ -30,8 +30,9 @@ using namespace mlir;
 
 namespace {
 
-/// The front-end pipelines of qtrain-compile, and the pieces that lower the
-/// qtrain dialect; each stops at the first failure.
+/// The front-end pipelines of qtrain-compile, the pieces that lower the
+/// qtrain dialect, and the CUDA step's host-code passes; each stops at the
+/// first failure.
 const char *const kPipelines[] = {
     "qtrain-insert-quant,qtrain-autodiff",
     "qtrain-insert-quant{policy=ldp},qtrain-autodiff,qtrain-form-kernels,"
@@ -44,6 +45,9 @@ const char *const kPipelines[] = {
     "convert-qtrain-to-linalg",
     "qtrain-integer-kernels",
     "qtrain-form-kernels,qtrain-materialize-variants",
+    // The CUDA step's moves of host code and launches (on any IR).
+    "qtrain-scalars-to-device,qtrain-defer-result-reads,"
+    "qtrain-merge-launches,qtrain-hoist-argument-reads",
     "canonicalize",
 };
 
