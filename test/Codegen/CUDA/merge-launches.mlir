@@ -126,3 +126,35 @@ func.func @same_shape(%in: memref<256xf32>, %out: memref<256xf32>) {
   }
   return
 }
+
+// Launches it cannot reason about stay apart: an asynchronous launch (a
+// token), and launches of one shape, many threads each, one of which calls
+// a function of unknown effects.
+// CHECK-LABEL: func.func @left_alone(
+// CHECK-COUNT-3: gpu.launch
+// CHECK-NOT:     gpu.launch
+func.func private @opaque(memref<256xf32>)
+func.func @left_alone(%in: memref<256xf32>) {
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %t = gpu.wait async
+  %done = gpu.launch async [%t] blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    gpu.terminator
+  }
+  gpu.wait [%done]
+  %x = gpu.alloc () : memref<256xf32>
+  %y = gpu.alloc () : memref<256xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %v = memref.load %in[%tx] : memref<256xf32>
+    memref.store %v, %y[%tx] : memref<256xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    func.call @opaque(%x) : (memref<256xf32>) -> ()
+    gpu.terminator
+  }
+  return
+}

@@ -163,3 +163,24 @@ func.func @after_kernels(%p: memref<2xf32>, %g: memref<128xf32>, %b: memref<f32>
   memref.store %bits, %b[] : memref<f32>
   return
 }
+
+// -----
+
+// A store inside a host loop stays (straight host code only).
+// CHECK-LABEL: func.func @in_loop(
+// CHECK:         scf.for
+// CHECK-NEXT:      memref.load
+// CHECK-NEXT:      memref.store
+// CHECK-NOT:     scf.parallel
+func.func @in_loop(%out: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %b = memref.alloc() : memref<4xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %v = memref.load %b[%i] : memref<4xf32>
+    memref.store %v, %out[%i] : memref<4xf32>
+  }
+  memref.dealloc %b : memref<4xf32>
+  return
+}
