@@ -28,6 +28,12 @@ inline constexpr llvm::StringLiteral kScheduleAttrName = "qtrain.schedule";
 /// precision schedule.
 inline constexpr llvm::StringLiteral kGradScheduleAttrName =
     "qtrain.grad_schedule";
+/// On a module whose errors are not on CPT's integer grid: "e5m2" (fp8,
+/// qtrain-insert-quant grad-format=e5m2). Absent: the integer grid.
+inline constexpr llvm::StringLiteral kGradFormatAttrName = "qtrain.grad_format";
+/// The largest finite value of the hardware's fp8 e5m2 (FP(5, 2, 0) below
+/// its top binade, which e5m2 reserves for inf and NaN).
+inline constexpr float kE5m2Max = 57344.0f;
 /// Name of the argument attribute that marks a control input of the step:
 /// "bits", "grad_bits", "seed" or "step".
 inline constexpr llvm::StringLiteral kControlAttrName = "qtrain.control";

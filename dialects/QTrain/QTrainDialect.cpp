@@ -77,6 +77,14 @@ LogicalResult QTrainDialect::verifyOperationAttribute(Operation *op,
                               "#qtrain.learned), got "
                            << attr.getValue();
   }
+  if (attr.getName() == kGradFormatAttrName) {
+    auto format = dyn_cast<StringAttr>(attr.getValue());
+    if (format && format.getValue() == "e5m2" && isa<ModuleOp>(op))
+      return success();
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' must be \"e5m2\" on a module, got "
+                           << attr.getValue();
+  }
   // On an op, a role is the role of its results.
   if (attr.getName() == kRoleAttrName) {
     if (isa<RoleAttr>(attr.getValue()))

@@ -258,10 +258,37 @@ LogicalResult DecodeFloatOp::verify() {
                      getFormat(), getPromoted(), getPromotedFormatAttr());
 }
 
+/// Checks the `scaled(M)` of a rounding: M a positive normal value of
+/// `format`.
+static LogicalResult verifyScaledMax(Operation *op, FloatFormatAttr format,
+                                     FloatAttr scaledMax) {
+  if (!scaledMax)
+    return success();
+  double m = scaledMax.getValueAsDouble();
+  int exponent = 0;
+  double fraction = std::isfinite(m) && m > 0 ? std::frexp(m, &exponent) : 0;
+  // m = fraction * 2^exponent, fraction in [0.5, 1): a value of the format
+  // when its unbiased exponent (exponent - 1) lies in the normal binades
+  // and its significand has at most `mantissa` bits after the point.
+  double significand = std::ldexp(fraction, format.getMantissa() + 1);
+  if (fraction == 0 || exponent - 1 < format.getMinNormalExponent() ||
+      exponent - 1 > format.getMaxExponent() ||
+      significand != std::floor(significand))
+    return op->emitOpError("scaled(")
+           << m << ") must be a positive normal value of " << format;
+  return success();
+}
+
 LogicalResult RoundFloatOp::verify() {
   if (bool(getPromoted()) != bool(getPromotedFormat()))
     return emitOpError("a promoted format and its flag come together");
-  return success();
+  if (getScaledMaxAttr() && getPromoted())
+    return emitOpError("a scaled rounding cannot be promoted");
+  return verifyScaledMax(*this, getFormat(), getScaledMaxAttr());
+}
+
+LogicalResult GradRoundFloatOp::verify() {
+  return verifyScaledMax(*this, getFormat(), getScaledMaxAttr());
 }
 
 OpFoldResult RoundFloatOp::fold(FoldAdaptor adaptor) {
@@ -270,12 +297,13 @@ OpFoldResult RoundFloatOp::fold(FoldAdaptor adaptor) {
     return {};
   // Rounding a value of the format to the format returns it unchanged.
   if (auto producer = getInput().getDefiningOp<RoundFloatOp>();
-      producer && !producer.getPromoted() && producer.getFormat() == format)
+      producer && !producer.getPromoted() && producer.getFormat() == format &&
+      producer.getScaledMaxAttr() == getScaledMaxAttr())
     return getInput();
   // FP(8, 23, 0) is f32: without saturation every f32 value, inf included,
   // is already in the format.
   if (format.getExponent() == 8 && format.getMantissa() == 23 &&
-      format.getBias() == 0 && !format.getSaturate())
+      format.getBias() == 0 && !format.getSaturate() && !getScaledMaxAttr())
     return getInput();
   return {};
 }

@@ -422,8 +422,19 @@ def QTrain_RoundFloatOp : QTrain_Op<"round_float", [
     format without recompiling. Both roundings are compiled into the same
     loop; the flag picks one at run time.
 
+    With `scaled(M)` the tensor is first scaled per tensor by a power of
+    two: 2^-k with k the smallest integer such that max|x| <= M * 2^k
+    (k clamped to [-100, 100]; k = 0 for an all-zero tensor), rounded, and
+    scaled back by 2^k, both exact. M must be a positive value of the
+    format. It is how an fp8 tensor of the hardware's e5m2 (FP(5, 2, 0) up
+    to 57344, its largest value below the top binade) stores a tensor of
+    any range: the option `grad-format=e5m2` of `qtrain-insert-quant`
+    rounds CPT's errors so. NaN or inf in the tensor makes every result
+    NaN or inf (their scale is not finite).
+
     Folds, each exact: rounding an already rounded tensor to the same format
-    returns it (rounding is idempotent, saturated or not), and
+    (and the same scaling) returns it (rounding is idempotent, saturated or
+    not), and
     `#qtrain.float<8, 23, 0>` without saturation is f32 itself (neither
     applies to a promotable rounding).
 
@@ -434,6 +445,8 @@ def QTrain_RoundFloatOp : QTrain_Op<"round_float", [
         : tensor<128x84xf32>
     %y_p = qtrain.round_float %y to <4, 3, 4, saturate>
         or <6, 9, 0, saturate> if %promoted : tensor<128x84xf32>
+    %e8 = qtrain.round_float %dy to <5, 2, 0> scaled(57344.0) role error
+        : tensor<128x84xf32>
     ```
   }];
   let arguments = (ins
@@ -441,18 +454,25 @@ def QTrain_RoundFloatOp : QTrain_Op<"round_float", [
     QTrain_FloatFormatAttr:$format,
     Optional<I1>:$promoted,
     OptionalAttr<QTrain_FloatFormatAttr>:$promotedFormat,
+    OptionalAttr<F32Attr>:$scaledMax,
     OptionalAttr<QTrain_RoleAttr>:$role
   );
   let results = (outs RankedTensorOf<[F32]>:$result);
   let assemblyFormat = [{
     $input `to` $format (`or` $promotedFormat^ `if` $promoted)?
-    (`role` `` $role^)? attr-dict `:` type($input)
+    (`scaled` `(` $scaledMax^ `)`)? (`role` `` $role^)? attr-dict
+    `:` type($input)
   }];
   let builders = [
     OpBuilder<(ins "Value":$input, "FloatFormatAttr":$format,
                    "RoleAttr":$role), [{
       build($_builder, $_state, input.getType(), input, format, Value(),
-            FloatFormatAttr(), role);
+            FloatFormatAttr(), FloatAttr(), role);
+    }]>,
+    OpBuilder<(ins "Value":$input, "FloatFormatAttr":$format,
+                   "FloatAttr":$scaledMax, "RoleAttr":$role), [{
+      build($_builder, $_state, input.getType(), input, format, Value(),
+            FloatFormatAttr(), scaledMax, role);
     }]>
   ];
   let hasFolder = 1;
@@ -571,20 +591,37 @@ def QTrain_GradRoundFloatOp : QTrain_Op<"grad_round_float", [
     and removes it; no other pass may fold it away, since its effect is only
     in the backward pass.
 
+    With `scaled(M)` the gradient is rounded as `qtrain.round_float` with
+    `scaled(M)` does: per tensor, by a power of two, so that it fits the
+    format up to M. CPT's fp8 backward (`grad-format=e5m2`) places it where
+    `qtrain.grad_quant` would be.
+
     ```mlir
     %y_gy = qtrain.grad_round_float %y to <5, 2, 0> role error
+        : tensor<128x84xf32>
+    %y_e = qtrain.grad_round_float %y to <5, 2, 0> scaled(57344.0) role error
         : tensor<128x84xf32>
     ```
   }];
   let arguments = (ins
     RankedTensorOf<[F32]>:$input,
     QTrain_FloatFormatAttr:$format,
+    OptionalAttr<F32Attr>:$scaledMax,
     OptionalAttr<QTrain_RoleAttr>:$role
   );
   let results = (outs RankedTensorOf<[F32]>:$result);
   let assemblyFormat = [{
-    $input `to` $format (`role` `` $role^)? attr-dict `:` type($input)
+    $input `to` $format (`scaled` `(` $scaledMax^ `)`)? (`role` `` $role^)?
+    attr-dict `:` type($input)
   }];
+  let builders = [
+    OpBuilder<(ins "Value":$input, "FloatFormatAttr":$format,
+                   "RoleAttr":$role), [{
+      build($_builder, $_state, input.getType(), input, format, FloatAttr(),
+            role);
+    }]>
+  ];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

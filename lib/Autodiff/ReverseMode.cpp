@@ -263,9 +263,9 @@ LogicalResult ReverseMode::differentiate(Operation *op) {
   // rounded here: GY on a module's output, GP on a parameter.
   if (auto gradRound = dyn_cast<GradRoundFloatOp>(op)) {
     Value dY = getAdjoint(gradRound.getResult());
-    Value rounded =
-        RoundFloatOp::create(builder, op->getLoc(), dY, gradRound.getFormat(),
-                             gradRound.getRoleAttr());
+    Value rounded = RoundFloatOp::create(
+        builder, op->getLoc(), dY, gradRound.getFormat(),
+        gradRound.getScaledMaxAttr(), gradRound.getRoleAttr());
     accumulate(gradRound.getInput(), rounded);
     return success();
   }

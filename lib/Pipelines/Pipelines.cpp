@@ -107,6 +107,11 @@ mlir::qtrain::buildQuantizePipeline(OpPassManager &pm,
                        ? defaultSchedule(options.policy, bits)
                        : options.schedule.getValue();
   quant.gradBits = gradBits.front();
+  quant.gradFormat = options.gradFormat;
+  if (options.gradFormat == "e5m2" && gradBits != std::vector<int>{8})
+    return error("grad-format=e5m2 is the 8-bit backward in fp8: grad-bits "
+                 "must be 8, got " +
+                 options.gradBits.getValue());
   if (options.policy == "ldp") {
     quant.lambda = options.ldpLambda;
     quant.ldpInit = options.ldpInit;

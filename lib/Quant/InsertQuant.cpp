@@ -292,6 +292,23 @@ void InsertQuantPass::runOnOperation() {
         << policy << "' (expected cpt, static, ldp or none)";
     return signalPassFailure();
   }
+  if (gradFormat != "int" && gradFormat != "e5m2") {
+    module.emitError("qtrain-insert-quant: unknown grad-format '")
+        << gradFormat << "' (expected int or e5m2)";
+    return signalPassFailure();
+  }
+  bool fp8Errors = gradFormat == "e5m2";
+  if (fp8Errors && policy == "none") {
+    module.emitError("qtrain-insert-quant: grad-format=e5m2 quantizes the "
+                     "errors of a quantized policy; policy=none has none");
+    return signalPassFailure();
+  }
+  if (fp8Errors && gradBits != 8) {
+    module.emitError("qtrain-insert-quant: grad-format=e5m2 is the 8-bit "
+                     "backward in fp8; grad-bits must be 8, got ")
+        << static_cast<unsigned>(gradBits);
+    return signalPassFailure();
+  }
   if (policy == "none") {
     // Full precision: nothing to place; the schedule says so. The controls
     // are still arguments, unused, so that every step has the same ABI.
@@ -348,7 +365,8 @@ void InsertQuantPass::runOnOperation() {
         << lambda << " ldp-init=" << ldpInit;
     return signalPassFailure();
   }
-  if (fn->hasAttr(kRoleAttrName) || !fn.getOps<GradQuantOp>().empty()) {
+  if (fn->hasAttr(kRoleAttrName) || !fn.getOps<GradQuantOp>().empty() ||
+      module->hasAttr(kGradFormatAttrName)) {
     fn.emitError("qtrain-insert-quant: @")
         << forward << " is already quantized";
     return signalPassFailure();
@@ -379,6 +397,8 @@ void InsertQuantPass::runOnOperation() {
   module->setAttr(kScheduleAttrName, toAttr(ctx, parsed));
   module->setAttr(kGradScheduleAttrName,
                   StaticScheduleAttr::get(ctx, gradBits));
+  if (fp8Errors)
+    module->setAttr(kGradFormatAttrName, StringAttr::get(ctx, gradFormat));
 
   auto nearest = RoundingAttr::get(ctx, Rounding::NearestEven);
   auto perTensor =
@@ -501,11 +521,18 @@ void InsertQuantPass::runOnOperation() {
     // The error entering this layer's backward pass.
     OpBuilder b(layer->getNextNode());
     Value y = layer->getResult(0);
-    auto gradQuant = GradQuantOp::create(
-        b, layer.getLoc(), y.getType(), y, controls.gradBits, controls.seed,
-        controls.step, RoundingAttr::get(ctx, Rounding::Stochastic),
-        b.getI64IntegerAttr(index));
-    y.replaceAllUsesExcept(gradQuant.getResult(), gradQuant);
+    Operation *errorQuant;
+    if (fp8Errors)
+      errorQuant = GradRoundFloatOp::create(
+          b, layer.getLoc(), y.getType(), y,
+          FloatFormatAttr::get(ctx, 5, 2, 0, /*saturate=*/false),
+          b.getF32FloatAttr(kE5m2Max), RoleAttr::get(ctx, Role::Error));
+    else
+      errorQuant = GradQuantOp::create(
+          b, layer.getLoc(), y.getType(), y, controls.gradBits, controls.seed,
+          controls.step, RoundingAttr::get(ctx, Rounding::Stochastic),
+          b.getI64IntegerAttr(index));
+    y.replaceAllUsesExcept(errorQuant->getResult(0), errorQuant);
     layer->setAttr(kLayerAttrName, b.getI64IntegerAttr(index));
     layer->setAttr(kProductAttrName, b.getStringAttr("forward"));
     remark::passed(layer->getLoc(), remark::RemarkOpts::name("layer-quantized")

@@ -54,7 +54,10 @@ void StoreSavedPass::runOnOperation() {
   Block &body = fn.getBody().front();
   SmallVector<RoundFloatOp> roundings;
   for (auto round : body.getOps<RoundFloatOp>())
-    if (round.getRole() == Role::Activation && encodable(round.getFormat()) &&
+    // A scaled rounding's values are the format's times a run-time 2^k:
+    // they have no codes of their own.
+    if (round.getRole() == Role::Activation && !round.getScaledMaxAttr() &&
+        encodable(round.getFormat()) &&
         encodable(round.getPromotedFormatAttr()))
       roundings.push_back(round);
   OpBuilder b(&getContext());

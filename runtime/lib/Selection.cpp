@@ -45,6 +45,18 @@ Status qtrain::rt::validateSchedule(const Manifest &manifest,
     return failWith(kind, ErrorKind::Unsupported,
                     "grad schedule '" + std::string(gradScheduleText) +
                         "': backward precisions are not learned");
+  // fp8 errors are rounded in the step itself, not by the kernel variants
+  // the backward bits select: a variant with other backward bits (the fp32
+  // one, say) would still read e5m2 errors, so only 8 serves.
+  if (manifest.gradFormat == "e5m2")
+    for (int gradBits : reachableBits(gradSchedule))
+      if (gradBits != 8)
+        return failWith(kind, ErrorKind::MissingVariant,
+                        "backward schedule '" + std::string(gradScheduleText) +
+                            "' needs " + bitsPhrase(gradBits) +
+                            " backward, but this bundle's errors are fp8 "
+                            "e5m2 (--grad-format=e5m2): its backward is 8 "
+                            "bits only");
   // LDP: a bundle that learns its precisions computes each layer's bits
   // inside the step from its parameter p and the compiled bounds, so it is
   // served by exactly that learned schedule, and only such a bundle is.

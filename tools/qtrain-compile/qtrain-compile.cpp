@@ -92,6 +92,13 @@ static cl::opt<std::string> bits("bits", cl::init("3:8"),
 static cl::opt<std::string> gradBits("grad-bits", cl::init("8"),
                                      cl::desc("Backward precisions"),
                                      cl::cat(compileCategory));
+static cl::opt<std::string> gradFormat(
+    "grad-format", cl::init("int"),
+    cl::desc("How CPT's errors are quantized: int (the paper's integer grid "
+             "of --grad-bits bits, stochastic rounding) or e5m2 (fp8, scaled "
+             "per tensor by a power of two, nearest rounding: the GPU's fp8 "
+             "backward; --grad-bits must be 8)"),
+    cl::cat(compileCategory));
 static cl::opt<std::string>
     inputGrad("input-grad", cl::init("f32"),
               cl::desc("Input gradients of per-channel weights: f32 (the "
@@ -484,6 +491,21 @@ static int compile(int argc, char **argv) {
   if (inputGrad != "f32" && inputGrad != "bf16" && inputGrad != "int")
     return fail("--input-grad must be f32, bf16 or int, got '" + inputGrad +
                 "'");
+  if (gradFormat != "int" && gradFormat != "e5m2")
+    return fail("--grad-format must be int or e5m2, got '" + gradFormat + "'");
+  if (gradFormat == "e5m2") {
+    if (gradList != std::vector<int>{8})
+      return fail("--grad-format=e5m2 is the 8-bit backward in fp8: "
+                  "--grad-bits must be 8, got " +
+                  gradBits);
+    if (policy == "none")
+      return fail("--grad-format=e5m2 quantizes the errors of a quantized "
+                  "policy (cpt, static or ldp); --policy=none has none");
+    if (inputGrad == "int")
+      return fail("--input-grad=int folds the weight's scales into the "
+                  "error's integer grid; with --grad-format=e5m2 use f32 or "
+                  "bf16");
+  }
   // The pipeline's default (cpt/ldp:MIN:MAX, static:MAX or fp32 by policy).
   std::string scheduleText =
       !schedule.empty() ? schedule.getValue()
@@ -616,6 +638,8 @@ static int compile(int argc, char **argv) {
                " bits=" + bits + " grad-bits=" + gradBits;
     if (inputGrad != "f32")
       options += " input-grad=" + inputGrad;
+    if (gradFormat != "int")
+      options += " grad-format=" + gradFormat;
     if (policy == "ldp")
       options += llvm::formatv(" ldp-lambda={0:e9} ldp-init={1:e9}",
                                ldpLambda.getValue(), ldpInit.getValue())
@@ -778,6 +802,7 @@ static int compile(int argc, char **argv) {
   manifest.library = "model.so";
   manifest.schedule = rt::printSchedule(parsed);
   manifest.gradSchedule = gradSchedule;
+  manifest.gradFormat = gradFormat;
   manifest.compiler.flags = commandLine;
   {
     rt::Manifest read;
@@ -978,7 +1003,8 @@ static int compile(int argc, char **argv) {
     }
   }
   llvm::outs() << "  schedule: " << rt::printSchedule(parsed)
-               << ", backward: " << gradSchedule << "\n"
+               << ", backward: " << gradSchedule
+               << (gradFormat == "e5m2" ? " (errors in fp8 e5m2)" : "") << "\n"
                << "  BitOps per step (forward/backward bits):";
   if (manifest.sites.empty())
     llvm::outs() << " no kernel sites";

@@ -69,6 +69,11 @@ struct StepPipelineOptions : public PassPipelineOptions<StepPipelineOptions> {
       *this, "grad-bits",
       llvm::cl::desc("Backward precisions (the first is the bundle's)"),
       llvm::cl::init("8")};
+  PassOptions::Option<std::string> gradFormat{
+      *this, "grad-format",
+      llvm::cl::desc("Errors on CPT's integer grid (int) or in fp8 e5m2, "
+                     "scaled per tensor (e5m2; grad-bits must be 8)"),
+      llvm::cl::init("int")};
   PassOptions::Option<double> ldpLambda{
       *this, "ldp-lambda",
       llvm::cl::desc("policy=ldp: default weight of the cost term"),

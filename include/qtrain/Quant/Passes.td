@@ -98,6 +98,14 @@ def InsertQuantPass : Pass<"qtrain-insert-quant", "::mlir::ModuleOp"> {
       layer's backward pass is fake-quantized at the backward precision, per
       tensor, with stochastic rounding (Philox stream = the layer's index).
 
+    With `grad-format=e5m2` (an option of issue #24, not in the paper) the
+    error is instead rounded to fp8 e5m2, the GPU's backward fp8 format:
+    `qtrain.grad_round_float %y to <5, 2, 0> scaled(57344.0) role error`,
+    per tensor scaled by a power of two so that its largest magnitude is at
+    most 57344 (e5m2's largest finite value), rounded to nearest even. It
+    takes the place of the 8-bit error grid, so grad-bits must be 8; the
+    module records `qtrain.grad_format = "e5m2"`.
+
     Both backward products (dX = E W, dW = E A) and the bias gradient then
     read the quantized error and the fake-quantized W and A, and dX and dW
     are not re-quantized: CPT exactly (PAPERS.md section 1). Batch norm,
@@ -141,6 +149,11 @@ def InsertQuantPass : Pass<"qtrain-insert-quant", "::mlir::ModuleOp"> {
            "static:8 for policy=static)">,
     Option<"gradBits", "grad-bits", "unsigned", /*default=*/"8",
            "Backward (error) precision, 0 for fp32">,
+    Option<"gradFormat", "grad-format", "std::string", /*default=*/"\"int\"",
+           "How errors are quantized: int (PAPERS.md section 1: an integer "
+           "grid of grad-bits bits, stochastic rounding) or e5m2 (fp8, "
+           "scaled per tensor by a power of two, nearest rounding; needs "
+           "grad-bits=8)">,
     ListOption<"fullPrecisionLayers", "full-precision-layers", "int64_t",
                "Layers kept in full precision, by index in program order; "
                "negative indices count from the end (-1 is the last)">,

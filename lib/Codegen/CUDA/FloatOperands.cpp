@@ -96,6 +96,17 @@ static std::optional<HeldFormat> heldFormat(Value value, int depth = 32) {
   auto through = [&](Value source) { return heldFormat(source, depth - 1); };
   return llvm::TypeSwitch<Operation *, std::optional<HeldFormat>>(def)
       .Case([](RoundFloatOp op) -> std::optional<HeldFormat> {
+        // A scaled rounding holds the format's values times 2^k for a k
+        // known only at run time: values of the format with the same
+        // mantissa and f32's exponent range, which bf16 holds when the
+        // mantissa fits (e5m2 errors) and no fp8 byte does.
+        if (op.getScaledMaxAttr()) {
+          FloatFormatAttr format = op.getFormat();
+          return HeldFormat{FloatFormatAttr::get(op.getContext(), 8,
+                                                 format.getMantissa(), 0,
+                                                 /*saturate=*/false),
+                            {}};
+        }
         HeldFormat held{op.getFormat(), {}};
         if (op.getPromoted())
           held.promoted.push_back(op.getPromoted());

@@ -13,6 +13,7 @@
 #include "qtrain/runtime/FloatFormat.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -129,6 +130,75 @@ static Value buildRounding(OpBuilder &b, Location loc, Value input,
   return generic.getResult(0);
 }
 
+/// `input` rounded to `format` with `scaled(M)`, bit for bit as
+/// roundScaled of runtime/include/qtrain/runtime/FloatFormat.h: the
+/// largest magnitude (a vectorized reduction, NaN propagating), then one
+/// elementwise loop that derives k from its fields (a few integer ops per
+/// element, so no scalar stage of its own: on the GPU no launch of one
+/// thread) and rounds x * 2^-k, times 2^k.
+static Value buildScaledRounding(OpBuilder &b, Location loc, Value input,
+                                 FloatFormatAttr format, FloatAttr scaledMax) {
+  auto type = cast<RankedTensorType>(input.getType());
+  unsigned rank = type.getRank();
+  MLIRContext *ctx = b.getContext();
+  Value amax = reduceElements(
+      b, loc, input, std::nullopt, {b.getF32FloatAttr(0.0f)},
+      [](OpBuilder &nb, Location nl, Value x, ValueRange acc) {
+        Value a = math::AbsFOp::create(nb, nl, x);
+        return SmallVector<Value>{
+            arith::MaximumFOp::create(nb, nl, acc[0], a).getResult()};
+      },
+      [](OpBuilder &nb, Location nl, ValueRange x, ValueRange y) {
+        return SmallVector<Value>{
+            arith::MaximumFOp::create(nb, nl, x[0], y[0]).getResult()};
+      })[0];
+  float m = float(scaledMax.getValueAsDouble());
+  uint32_t mBits;
+  std::memcpy(&mBits, &m, 4);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap scalar = AffineMap::get(rank, 0, {}, ctx);
+  Value init =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{input, amax}, ValueRange{init},
+      ArrayRef<AffineMap>{id, scalar, id},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Scalar s{nb, nl};
+        Type i32 = nb.getI32Type();
+        Value a = arith::BitcastOp::create(nb, nl, i32, args[1]);
+        Value field = arith::AndIOp::create(
+            nb, nl, arith::ShRUIOp::create(nb, nl, a, s.i32(23)), s.i32(0xFF));
+        Value carry = arith::ExtUIOp::create(
+            nb, nl, i32,
+            arith::CmpIOp::create(
+                nb, nl, arith::CmpIPredicate::ugt,
+                arith::AndIOp::create(nb, nl, a, s.i32(0x7FFFFF)),
+                s.i32(mBits & 0x7FFFFF)));
+        Value k = arith::AddIOp::create(
+            nb, nl,
+            arith::SubIOp::create(nb, nl, field, s.i32((mBits >> 23) & 0xFF)),
+            carry);
+        k = arith::MaxSIOp::create(
+            nb, nl, arith::MinSIOp::create(nb, nl, k, s.i32(100)),
+            s.i32(uint32_t(-100)));
+        // 2^e as the f32 with exponent field 127 + e.
+        auto pow2 = [&](Value e) {
+          Value bits = arith::ShLIOp::create(
+              nb, nl, arith::AddIOp::create(nb, nl, e, s.i32(127)), s.i32(23));
+          return arith::BitcastOp::create(nb, nl, nb.getF32Type(), bits)
+              .getResult();
+        };
+        Value down = pow2(arith::SubIOp::create(nb, nl, s.i32(0), k));
+        Value scaled = arith::MulFOp::create(nb, nl, args[0], down);
+        Value rounded = buildRoundToFormat(nb, nl, scaled, format);
+        linalg::YieldOp::create(
+            nb, nl,
+            arith::MulFOp::create(nb, nl, rounded, pow2(k)).getResult());
+      });
+  return generic.getResult(0);
+}
+
 struct RoundFloatLowering : OpConversionPattern<RoundFloatOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -140,6 +210,11 @@ struct RoundFloatLowering : OpConversionPattern<RoundFloatOp> {
     FloatFormatAttr format = op.getFormat();
     if (!isLowerable(format) || !isLowerable(op.getPromotedFormatAttr()))
       return b.notifyMatchFailure(op, "normal range below fp32's");
+    if (FloatAttr scaledMax = op.getScaledMaxAttr()) {
+      b.replaceOp(op, buildScaledRounding(b, op.getLoc(), adaptor.getInput(),
+                                          format, scaledMax));
+      return success();
+    }
     b.replaceOp(op, buildRounding(b, op.getLoc(), adaptor.getInput(), format,
                                   adaptor.getPromoted(),
                                   op.getPromotedFormatAttr()));

@@ -95,6 +95,9 @@ std::string qtrain::rt::abiDescription(const Manifest &m) {
   }
   line("schedule", abiWord(m.schedule));
   line("grad_schedule", abiWord(m.gradSchedule));
+  // Bundles with integer errors keep the digest they had before the field.
+  if (m.gradFormat != "int")
+    line("grad_format", abiWord(m.gradFormat));
   for (size_t i = 0; i < m.sites.size(); ++i) {
     const SiteSpec &site = m.sites[i];
     std::string key = "sites[" + std::to_string(i) + "]";

@@ -463,6 +463,19 @@ Status ManifestReader::read(const json &root, Manifest &m) const {
       return fail(key, s.message());
   }
 
+  if (root.contains("grad_format")) {
+    if (Status s = string(root, "", "grad_format", true, m.gradFormat);
+        s.failed())
+      return s;
+    if (m.gradFormat != "int" && m.gradFormat != "e5m2")
+      return fail("grad_format",
+                  "expected \"int\" or \"e5m2\", got '" + m.gradFormat + "'");
+    if (m.gradFormat == "e5m2" && m.gradSchedule != "static:8")
+      return fail("grad_format", "e5m2 errors are the 8-bit backward: "
+                                 "grad_schedule must be static:8, got '" +
+                                     m.gradSchedule + "'");
+  }
+
   if (Status s = readSites(root, m); s.failed())
     return s;
   return readCuda(root, m);
@@ -1055,6 +1068,8 @@ std::string qtrain::rt::printManifest(const Manifest &m) {
   };
   if (!m.librarySha256.empty())
     root["library_sha256"] = m.librarySha256;
+  if (m.gradFormat != "int")
+    root["grad_format"] = m.gradFormat;
   if (m.inputMaxValue >= 0)
     root["input"]["max_value"] = m.inputMaxValue;
   if (hasCudaTarget(m))
@@ -1088,8 +1103,8 @@ QTRAIN_FIELDS_EQUAL(CompilerInfo, x.name, x.version, x.flags)
 QTRAIN_FIELDS_EQUAL(Manifest, x.format, x.version, x.compiler, x.library,
                     x.librarySha256, x.trainEntry, x.evalEntry, x.batch,
                     x.classes, x.input, x.inputMaxValue, x.labels, x.parameters,
-                    x.state, x.controls, x.schedule, x.gradSchedule, x.sites,
-                    x.cuda)
+                    x.state, x.controls, x.schedule, x.gradSchedule,
+                    x.gradFormat, x.sites, x.cuda)
 #undef QTRAIN_FIELDS_EQUAL
 
 bool qtrain::rt::learnsPrecisions(const Manifest &manifest) {

@@ -7,6 +7,8 @@
 #include "qtrain/runtime/FloatFormat.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 using namespace qtrain::rt;
@@ -121,5 +123,37 @@ Status qtrain::rt::roundToFormat(const float *in, float *out, size_t count,
     return status;
   for (size_t i = 0; i < count; ++i)
     out[i] = roundVerified(in[i], format, overflow);
+  return Status::success();
+}
+
+int qtrain::rt::scaledExponent(float amax, float scaledMax) {
+  uint32_t a, m;
+  std::memcpy(&a, &amax, 4);
+  std::memcpy(&m, &scaledMax, 4);
+  int k = int((a >> 23) & 0xFF) - int((m >> 23) & 0xFF) +
+          ((a & 0x7FFFFF) > (m & 0x7FFFFF) ? 1 : 0);
+  return k < -100 ? -100 : (k > 100 ? 100 : k);
+}
+
+Status qtrain::rt::roundScaled(const float *in, float *out, size_t count,
+                               const FloatFormat &format, float scaledMax,
+                               Overflow overflow) {
+  Status status = format.verify();
+  if (status.failed())
+    return status;
+  if (!(scaledMax > 0.0f) || !std::isfinite(scaledMax))
+    return Status::error("the largest scaled value must be positive and "
+                         "finite, got " +
+                         std::to_string(scaledMax));
+  float amax = 0.0f;
+  for (size_t i = 0; i < count; ++i) {
+    float a = std::fabs(in[i]);
+    // A NaN element makes the maximum NaN (as arith.maximumf does).
+    amax = std::isnan(a) || std::isnan(amax) ? NAN : std::fmax(amax, a);
+  }
+  int k = scaledExponent(amax, scaledMax);
+  float down = std::ldexp(1.0f, -k), up = std::ldexp(1.0f, k);
+  for (size_t i = 0; i < count; ++i)
+    out[i] = roundVerified(in[i] * down, format, overflow) * up;
   return Status::success();
 }

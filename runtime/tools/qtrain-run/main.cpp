@@ -211,9 +211,10 @@ int main(int argc, char **argv) {
               data.dir.c_str(), dataKind.c_str(), (long long)data.train.count,
               (long long)data.test.count, (long long)stepsPerEpoch,
               (long long)o.epochs);
-  std::printf("  schedule %s, backward %s; evaluation at %s; SGD lr %g "
+  std::printf("  schedule %s, backward %s%s; evaluation at %s; SGD lr %g "
               "momentum %g weight decay %g; seed %llu\n",
               scheduleText.c_str(), gradText.c_str(),
+              m.gradFormat == "e5m2" ? " (errors in fp8 e5m2)" : "",
               learnedEval ? "each layer's learned bits"
               : evalBits == rt::kScheduleBits
                   ? "the current step's bits"

@@ -193,6 +193,16 @@ module attributes {qtrain.schedule = #qtrain.int<8>} {}
 
 // -----
 
+// expected-error @+1 {{'qtrain.grad_format' must be "e5m2" on a module, got "e4m3"}}
+module attributes {qtrain.grad_format = "e4m3"} {}
+
+// -----
+
+// expected-error @+1 {{'qtrain.grad_format' must be "e5m2" on a module, got "e5m2"}}
+func.func @f() attributes {qtrain.grad_format = "e5m2"} { return }
+
+// -----
+
 // The dictionary of earlier versions is refused.
 // expected-error @+1 {{'qtrain.variant' must be a #qtrain.variant, got {bits = 4 : i32, grad_bits = 0 : i32, product = "forward", site = 0 : i64}}}
 func.func @f() attributes {qtrain.variant = {bits = 4 : i32, grad_bits = 0 : i32, product = "forward", site = 0 : i64}} { return }
@@ -445,9 +455,49 @@ func.func @round_float_bad_format(%x: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
+func.func @round_float_scaled_not_a_value(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'qtrain.round_float' op scaled(5.000000e+04) must be a positive normal value of #qtrain.float<5, 2, 0>}}
+  %0 = qtrain.round_float %x to <5, 2, 0> scaled(50000.0) : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @round_float_scaled_beyond_format(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'qtrain.round_float' op scaled(4.480000e+02) must be a positive normal value of #qtrain.float<4, 3, 4, saturate>}}
+  %0 = qtrain.round_float %x to <4, 3, 4, saturate> scaled(448.0) : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @round_float_scaled_negative(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'qtrain.round_float' op scaled(-4.000000e+00) must be a positive normal value}}
+  %0 = qtrain.round_float %x to <5, 2, 0> scaled(-4.0) : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @round_float_scaled_promoted(%x: tensor<8xf32>, %p: i1) -> tensor<8xf32> {
+  // expected-error @+1 {{'qtrain.round_float' op a scaled rounding cannot be promoted}}
+  %0 = qtrain.round_float %x to <5, 2, 0> or <6, 9, 0> if %p scaled(57344.0) : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // GradRoundFloatOp
 //===----------------------------------------------------------------------===//
+
+func.func @grad_round_float_scaled_not_a_value(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'qtrain.grad_round_float' op scaled(0.000000e+00) must be a positive normal value of #qtrain.float<5, 2, 0>}}
+  %0 = qtrain.grad_round_float %x to <5, 2, 0> scaled(0.0) : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
 
 func.func @grad_round_float_not_f32(%x: tensor<8xbf16>) -> tensor<8xbf16> {
   // expected-error @+1 {{'qtrain.grad_round_float' op operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<8xbf16>'}}

@@ -108,6 +108,18 @@ func.func @grad_round_float(%x: tensor<128x84xf32>) -> tensor<128x84xf32> {
 
 // -----
 
+// CPT's fp8 errors (grad-format=e5m2): scaled per tensor up to 57344.
+// CHECK-LABEL: func.func @scaled_rounding
+//       CHECK:   %[[G:.*]] = qtrain.grad_round_float %{{.*}} to <5, 2, 0> scaled(5.734400e+04) role error : tensor<128x84xf32>
+//       CHECK:   qtrain.round_float %[[G]] to <5, 2, 0> scaled(5.734400e+04) : tensor<128x84xf32>
+func.func @scaled_rounding(%x: tensor<128x84xf32>) -> tensor<128x84xf32> {
+  %0 = qtrain.grad_round_float %x to <5, 2, 0> scaled(57344.0) role error : tensor<128x84xf32>
+  %1 = qtrain.round_float %0 to <5, 2, 0> scaled(57344.0) : tensor<128x84xf32>
+  return %1 : tensor<128x84xf32>
+}
+
+// -----
+
 // The formats qtrain-assign-precision writes: {p, gp} on a parameter,
 // {y, gy} on an input and on an op, with the group.
 // CHECK-LABEL: func.func @formats

@@ -382,4 +382,54 @@ TEST(FloatFormatTest, ArrayFormMatchesScalarAndMayAlias) {
   EXPECT_EQ(data[5], 30.0f);
 }
 
+TEST(FloatFormatTest, ScaledExponentIsTheSmallestThatFits) {
+  const float m = 57344.0f; // 1.75 * 2^15
+  EXPECT_EQ(scaledExponent(1.75f, m), -15);
+  EXPECT_EQ(scaledExponent(std::nextafter(1.75f, 2.0f), m), -14);
+  EXPECT_EQ(scaledExponent(1.0f, m), -15);
+  EXPECT_EQ(scaledExponent(57344.0f, m), 0);
+  EXPECT_EQ(scaledExponent(57345.0f, m), 1);
+  EXPECT_EQ(scaledExponent(1e-3f, m), -25); // 2^-10 * 1.024: 57344 * 2^-25
+  // The clamp, zero, subnormals, inf and NaN.
+  EXPECT_EQ(scaledExponent(0.0f, m), -100);
+  EXPECT_EQ(scaledExponent(1e-40f, m), -100);
+  EXPECT_EQ(scaledExponent(std::ldexp(1.0f, 120), m), 100);
+  EXPECT_EQ(scaledExponent(INFINITY, m), 100);
+  EXPECT_EQ(scaledExponent(NAN, m), 100);
+  for (int k = -100; k <= 100; ++k) {
+    float amax = std::ldexp(1.3f, 15 + k);
+    ASSERT_EQ(scaledExponent(amax, m), k) << amax;
+    EXPECT_LE(amax, std::ldexp(m, k));
+    EXPECT_GT(amax, std::ldexp(m, k - 1));
+  }
+}
+
+TEST(FloatFormatTest, RoundScaledKeepsThreeSignificantBitsAtAnyRange) {
+  const FloatFormat e5m2{5, 2, 0};
+  for (int shift : {-60, -20, 0, 30}) {
+    std::vector<float> in = {1.1f, -0.3f, 0.07f, 1.75f, -1e-10f, 0.0f};
+    for (float &x : in)
+      x = std::ldexp(x, shift);
+    std::vector<float> out(in.size());
+    ASSERT_TRUE(roundScaled(in.data(), out.data(), in.size(), e5m2, 57344.0f,
+                            Overflow::Infinity)
+                    .isOk());
+    // max |x| = 1.75 * 2^shift maps to 57344 exactly: k = shift - 15.
+    EXPECT_EQ(out[3], in[3]);
+    EXPECT_EQ(out[0], std::ldexp(1.0f, shift)); // 1.1 -> 1.0 (3 bits)
+    EXPECT_EQ(out[1], std::ldexp(-0.3125f, shift));
+    EXPECT_EQ(out[2], std::ldexp(0.0625f, shift)); // 0.07 -> 2^-4 (3 bits)
+    EXPECT_EQ(out[5], 0.0f);
+    // -1e-10 * 2^15 is below e5m2's subnormals: zero, sign kept.
+    EXPECT_EQ(out[4], 0.0f);
+    EXPECT_TRUE(std::signbit(out[4]));
+  }
+  float bad = 1.0f;
+  EXPECT_TRUE(
+      roundScaled(&bad, &bad, 1, e5m2, 0.0f, Overflow::Infinity).failed());
+  EXPECT_TRUE(roundScaled(&bad, &bad, 1, FloatFormat{9, 2, 0}, 57344.0f,
+                          Overflow::Infinity)
+                  .failed());
+}
+
 } // namespace

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <tuple>
 
 using namespace qtrain::rt;
 
@@ -183,6 +184,45 @@ TEST(ManifestTest, TokenIdInputAndItsBound) {
   other.inputMaxValue = 64;
   EXPECT_FALSE(other == read);
   EXPECT_NE(abiDigest(other), abiDigest(read));
+}
+
+TEST(ManifestTest, GradFormatOfFp8Errors) {
+  Manifest m = fullManifest();
+  std::string intDescription = abiDescription(m);
+  // Integer errors: no field, and the digest bundles always had.
+  EXPECT_EQ(printManifest(m).find("grad_format"), std::string::npos);
+  EXPECT_EQ(intDescription.find("grad_format"), std::string::npos);
+  m.gradSchedule = "static:8";
+  m.gradFormat = "e5m2";
+  std::string text = printManifest(m);
+  EXPECT_NE(text.find("\"grad_format\": \"e5m2\""), std::string::npos);
+  Manifest read;
+  Status s = parseManifest(text, "manifest.json", read);
+  ASSERT_TRUE(s.isOk()) << s.message();
+  EXPECT_TRUE(read == m);
+  Manifest other = read;
+  other.gradFormat = "int";
+  EXPECT_FALSE(other == read);
+  EXPECT_NE(abiDigest(other), abiDigest(read));
+  // A format the runtime does not know, and e5m2 at other backward bits.
+  for (auto [from, to, message] :
+       {std::tuple<std::string, std::string, std::string>{
+            "\"grad_format\": \"e5m2\"", "\"grad_format\": \"e4m3\"",
+            "expected \"int\" or \"e5m2\", got 'e4m3'"},
+        {"\"grad_schedule\": \"static:8\"", "\"grad_schedule\": \"static:6\"",
+         "grad_schedule must be static:8, got 'static:6'"}}) {
+    std::string bad = text;
+    size_t at = bad.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    bad.replace(at, from.size(), to);
+    Manifest refused;
+    Status status = parseManifest(bad, "manifest.json", refused);
+    ASSERT_TRUE(status.failed()) << to;
+    EXPECT_NE(status.message().find("grad_format"), std::string::npos)
+        << status.message();
+    EXPECT_NE(status.message().find(message), std::string::npos)
+        << status.message();
+  }
 }
 
 TEST(ManifestTest, WritesTheVersionItReads) {

@@ -120,6 +120,26 @@ float roundToFormat(float x, const FloatFormat &format, Overflow overflow);
 Status roundToFormat(const float *in, float *out, size_t count,
                      const FloatFormat &format, Overflow overflow);
 
+/// Scaled rounding (qtrain.round_float with `scaled(M)`): a tensor whose
+/// largest magnitude is `amax` is divided by 2^k before rounding and
+/// multiplied by it after, both exact, so that its values fit the format up
+/// to M. k comes from the f32 fields of amax and M (exponent field E,
+/// mantissa field F):
+///   k = clamp(E(amax) - E(M) + (F(amax) > F(M) ? 1 : 0), -100, 100),
+/// for a normal amax the smallest integer with amax <= M * 2^k. Zero and
+/// subnormal maxima have E = 0, so k = -100 for any M >= 2^-26; inf and
+/// NaN have E = 255 (k = 100 for any M < 2^27). The clamp keeps 2^k and
+/// 2^-k normal f32 values.
+int scaledExponent(float amax, float scaledMax);
+
+/// out[i] = 2^k * roundToFormat(in[i] * 2^-k, format, overflow) for
+/// i < count with k = scaledExponent(max_i |in[i]|, scaledMax) (a NaN
+/// element makes the maximum NaN). Fails, writing nothing, when the format
+/// does not verify or scaledMax is not a positive finite f32.
+Status roundScaled(const float *in, float *out, size_t count,
+                   const FloatFormat &format, float scaledMax,
+                   Overflow overflow);
+
 } // namespace qtrain::rt
 
 #endif // QTRAIN_RUNTIME_FLOATFORMAT_H

@@ -222,6 +222,10 @@ struct Manifest {
   /// The default schedules (Schedule.h strings); both parse.
   std::string schedule;
   std::string gradSchedule;
+  /// How the step quantizes CPT's errors: "int" (the paper's integer grid
+  /// of the backward bits) or "e5m2" (fp8 scaled per tensor, at the
+  /// backward bits 8 only). "grad_format" in the JSON, absent for "int".
+  std::string gradFormat = "int";
   std::vector<SiteSpec> sites;
   /// The CUDA target; an empty `chip` when the bundle has none (a CPU-only
   /// bundle: the manifest then has no "cuda" field).
