@@ -36,7 +36,7 @@ config.substitutions.append(
     ("%cc_step", "clang-22 -O1 -shared -fPIC -w -Wl,--whole-archive " +
      os.path.join(config.qtrain_obj_root, "lib", "libQTrainMicrokernels.a") +
      " -Wl,--no-whole-archive " + microkernel_libs +
-     " -lstdc++ -lpthread -lm"))
+     " -lstdc++ -lpthread -lm -rtlib=compiler-rt -unwindlib=libgcc"))
 config.substitutions.append(
     ("%gradcheck", sys.executable + " " +
      os.path.join(config.qtrain_src_root, "test", "lib", "gradcheck.py")))

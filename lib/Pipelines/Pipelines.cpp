@@ -311,8 +311,14 @@ LogicalResult mlir::qtrain::buildCUDAStepPipeline(
     return error("fp8-scale must be fit or exact, got '" + fp8Scale + "'");
   // Products of float-format operands, for fp8 or bf16 kernels: seen on
   // the roundings before they are lowered.
-  if (floatKind != "f32")
+  if (floatKind != "f32") {
+    // Weight gradients of fp8 errors (--grad-format=e5m2) as fp8 or bf16
+    // products of exact operands and a correction.
+    Fp8ErrorProductsPassOptions errorProducts;
+    errorProducts.fp8Scale = fp8Scale;
+    pm.addPass(createFp8ErrorProductsPass(errorProducts));
     pm.addPass(createFloatOperandsPass());
+  }
   buildCPUTensorPipeline(pm);
   // Every linalg op becomes a launch: chains of elementwise ops as one.
   pm.addPass(createFuseElementwisePass());

@@ -873,7 +873,12 @@ static int compile(int argc, char **argv) {
   for (StringRef lib : needed)
     if (!lib.trim().empty())
       linkArgs.push_back(lib.trim());
-  linkArgs.append({"-lstdc++", "-lpthread", "-lm"});
+  // Builtins from compiler-rt (libclang-rt-22-dev): LLVM 22 lowers f32 to
+  // bf16 conversions on x86 (the emulated GPU step's bf16 gathers) to
+  // __truncsfbf2, which Debian 12's libgcc lacks. The unwinder stays
+  // libgcc's, as libstdc++ uses it.
+  linkArgs.append({"-lstdc++", "-lpthread", "-lm", "-rtlib=compiler-rt",
+                   "-unwindlib=libgcc"});
   if (llvm::sys::ExecuteAndWait(*clang, linkArgs) != 0)
     return abandon("linking " + std::string(library) + " failed");
   llvm::sys::fs::remove(object);

@@ -36,6 +36,17 @@ Value buildEncodeFloat(OpBuilder &b, Location loc, Value x,
 Value buildDecodeFloat(OpBuilder &b, Location loc, Value code,
                        FloatFormatAttr format);
 
+/// The exponent k (an i32) of a scaled rounding (`scaled(M)`) of a tensor
+/// whose largest magnitude is `amax` (f32): clamp(E(amax) - E(M) +
+/// (F(amax) > F(M)), -100, 100) on the f32 fields, as
+/// rt::scaledExponent.
+Value buildScaledExponent(OpBuilder &b, Location loc, Value amax,
+                          float scaledMax);
+
+/// 2^k as an f32, for an i32 `k` in [-126, 127] (the f32 whose exponent
+/// field is 127 + k).
+Value buildPowerOfTwo(OpBuilder &b, Location loc, Value k);
+
 } // namespace mlir::qtrain
 
 #endif // QTRAIN_CONVERSION_FLOATFORMATARITH_H

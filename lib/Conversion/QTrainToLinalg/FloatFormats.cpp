@@ -101,6 +101,34 @@ Value mlir::qtrain::buildRoundToFormat(OpBuilder &b, Location loc, Value x,
                                   s.select(isNan, bits, result));
 }
 
+Value mlir::qtrain::buildScaledExponent(OpBuilder &b, Location loc, Value amax,
+                                        float scaledMax) {
+  Scalar s{b, loc};
+  uint32_t mBits;
+  std::memcpy(&mBits, &scaledMax, 4);
+  Value a = arith::BitcastOp::create(b, loc, b.getI32Type(), amax);
+  Value field = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, a, s.i32(23)), s.i32(0xFF));
+  Value carry = arith::ExtUIOp::create(
+      b, loc, b.getI32Type(),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                            arith::AndIOp::create(b, loc, a, s.i32(0x7FFFFF)),
+                            s.i32(mBits & 0x7FFFFF)));
+  Value k = arith::AddIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, field, s.i32((mBits >> 23) & 0xFF)),
+      carry);
+  return arith::MaxSIOp::create(b, loc,
+                                arith::MinSIOp::create(b, loc, k, s.i32(100)),
+                                s.i32(uint32_t(-100)));
+}
+
+Value mlir::qtrain::buildPowerOfTwo(OpBuilder &b, Location loc, Value k) {
+  Scalar s{b, loc};
+  Value bits = arith::ShLIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, k, s.i32(127)), s.i32(23));
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+}
+
 namespace {
 
 /// `input` rounded to `format`, elementwise; with `promoted` (an i1), to
@@ -153,8 +181,6 @@ static Value buildScaledRounding(OpBuilder &b, Location loc, Value input,
             arith::MaximumFOp::create(nb, nl, x[0], y[0]).getResult()};
       })[0];
   float m = float(scaledMax.getValueAsDouble());
-  uint32_t mBits;
-  std::memcpy(&mBits, &m, 4);
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
   AffineMap scalar = AffineMap::get(rank, 0, {}, ctx);
   Value init =
@@ -164,37 +190,15 @@ static Value buildScaledRounding(OpBuilder &b, Location loc, Value input,
       ArrayRef<AffineMap>{id, scalar, id},
       SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Scalar s{nb, nl};
-        Type i32 = nb.getI32Type();
-        Value a = arith::BitcastOp::create(nb, nl, i32, args[1]);
-        Value field = arith::AndIOp::create(
-            nb, nl, arith::ShRUIOp::create(nb, nl, a, s.i32(23)), s.i32(0xFF));
-        Value carry = arith::ExtUIOp::create(
-            nb, nl, i32,
-            arith::CmpIOp::create(
-                nb, nl, arith::CmpIPredicate::ugt,
-                arith::AndIOp::create(nb, nl, a, s.i32(0x7FFFFF)),
-                s.i32(mBits & 0x7FFFFF)));
-        Value k = arith::AddIOp::create(
-            nb, nl,
-            arith::SubIOp::create(nb, nl, field, s.i32((mBits >> 23) & 0xFF)),
-            carry);
-        k = arith::MaxSIOp::create(
-            nb, nl, arith::MinSIOp::create(nb, nl, k, s.i32(100)),
-            s.i32(uint32_t(-100)));
-        // 2^e as the f32 with exponent field 127 + e.
-        auto pow2 = [&](Value e) {
-          Value bits = arith::ShLIOp::create(
-              nb, nl, arith::AddIOp::create(nb, nl, e, s.i32(127)), s.i32(23));
-          return arith::BitcastOp::create(nb, nl, nb.getF32Type(), bits)
-              .getResult();
-        };
-        Value down = pow2(arith::SubIOp::create(nb, nl, s.i32(0), k));
+        Value k = buildScaledExponent(nb, nl, args[1], m);
+        Value down = buildPowerOfTwo(
+            nb, nl, arith::SubIOp::create(nb, nl, Scalar{nb, nl}.i32(0), k));
         Value scaled = arith::MulFOp::create(nb, nl, args[0], down);
         Value rounded = buildRoundToFormat(nb, nl, scaled, format);
         linalg::YieldOp::create(
             nb, nl,
-            arith::MulFOp::create(nb, nl, rounded, pow2(k)).getResult());
+            arith::MulFOp::create(nb, nl, rounded, buildPowerOfTwo(nb, nl, k))
+                .getResult());
       });
   return generic.getResult(0);
 }

@@ -106,6 +106,53 @@ def FloatOperandsPass : Pass<"qtrain-float-operands", "::mlir::ModuleOp"> {
   ];
 }
 
+def Fp8ErrorProductsPass : Pass<"qtrain-fp8-error-products",
+                                "::mlir::ModuleOp"> {
+  let summary = "Products of fp8 errors and fixed-point factors on fp8 or "
+                "bf16 tensor cores";
+  let description = [{
+    For the CUDA step of a bundle with fp8 errors (`--grad-format=e5m2`):
+    a product (a linalg op on tensors with two inputs, one init, reduction
+    loops and a `c + a * b` f32 body) of an e5m2 error (the result of a
+    `qtrain.round_float ... <5, 2, 0> scaled(M)`, M <= 57344, directly or
+    as an argument of a function whose every call passes one) and a
+    fixed-point factor of 1 to 8 bits quantized per tensor and seen through
+    transposes (the activation of a weight gradient, dW = sum E * A)
+    becomes
+
+        y = init + 2^k * (s * T1 + l' * T3)
+        T1 = sum v * c        (marked qtrain.float_operands)
+        T3 = sum v            (over the reductions)
+
+    with v = E * 2^-k (k from the error's largest magnitude, as the
+    rounding computes it: v are e5m2 values), c the factor's centred codes
+    (`qtrain.quantize`, as f32) and s, l' = low + 2^(b-1) s its scale and
+    offset. T1 carries the formats `qtrain-gpu-gemms` runs it with: the
+    codes as FP(4, 3, 1) (e4m3 values) up to 5 bits, FP(4, 7, 0) (bf16
+    values) above; v as the FP(5, 2, x) whose fp8 form under `fp8-scale`
+    is e5m2 unscaled. So a weight gradient runs on the fp8 tensor cores
+    (e5m2 x e4m3) up to 5 bits and on the bf16 ones up to 8, on exact
+    operands with f32 sums, instead of f32 FMAs.
+
+    `qtrain-lower-cuda-step` runs it first, on the materialized step.
+    Products whose other factor is quantized per channel (the input
+    gradients), padded, or not a fixed-point quantizer stay f32, with a
+    remark.
+  }];
+  let options = [
+    Option<"fp8Scale", "fp8-scale", "std::string", /*default=*/"\"fit\"",
+           "The step's fp8 scale (qtrain-gpu-gemms): fit or exact">
+  ];
+  let statistics = [
+    Statistic<"numRewritten", "rewritten", "Products of fp8 errors rewritten">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::qtrain::QTrainDialect"
+  ];
+}
+
 def HoistArgumentReadsPass : Pass<"qtrain-hoist-argument-reads",
                                   "::mlir::ModuleOp"> {
   let summary = "Host reads of arguments nothing writes, at the start of "

@@ -1,0 +1,412 @@
+//===- Fp8ErrorProducts.cpp - Products of fp8 errors on tensor cores ------===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+//
+// In the CUDA step of a bundle with fp8 errors (--grad-format=e5m2), a
+// product of a scaled e5m2 error and a fixed-point factor (a weight
+// gradient dW = sum E * A) becomes an fp8 (or bf16) GEMM on exact operands
+// plus a correction:
+//
+//   sum E * (s c + l') = 2^k (s sum v * c + l' sum v)
+//
+// with v = E 2^-k the error's e5m2 values and c the factor's centred codes.
+// docs/passes/fp8-error-products.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "qtrain/Analysis/MulAddBody.h"
+#include "qtrain/Analysis/QuantizedOperand.h"
+#include "qtrain/Codegen/CUDA/Passes.h"
+#include "qtrain/Conversion/FloatFormatArith.h"
+
+#include "QTrain/QTrainDialect.h"
+#include "QTrain/QTrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Remarks.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::qtrain {
+#define GEN_PASS_DEF_FP8ERRORPRODUCTSPASS
+#include "qtrain/Codegen/CUDA/Passes.h.inc"
+} // namespace mlir::qtrain
+
+using namespace mlir;
+using namespace mlir::qtrain;
+
+namespace {
+
+struct Fp8ErrorProductsPass
+    : mlir::qtrain::impl::Fp8ErrorProductsPassBase<Fp8ErrorProductsPass> {
+  using Fp8ErrorProductsPassBase::Fp8ErrorProductsPassBase;
+  void runOnOperation() override;
+};
+
+/// A product this pass rewrites: which input is the error, the error's
+/// rounding, and the fixed-point factor on the other input.
+struct ErrorProduct {
+  linalg::LinalgOp op;
+  unsigned errorInput;
+  RoundFloatOp rounding;
+  QuantizedOperand factor;
+  int64_t bits;
+};
+
+} // namespace
+
+/// Whether `round` is an e5m2 error of grad-format=e5m2: FP(5, 2, 0) scaled
+/// to at most e5m2's largest value, so that x * 2^-k are e5m2 values.
+static bool isE5m2Error(RoundFloatOp round) {
+  FloatFormatAttr format = round.getFormat();
+  FloatAttr scaledMax = round.getScaledMaxAttr();
+  return scaledMax && format.getExponent() == 5 && format.getMantissa() == 2 &&
+         format.getBias() == 0 &&
+         scaledMax.getValueAsDouble() <= double(kE5m2Max);
+}
+
+/// The e5m2 error rounding whose values `v` holds: its result, or an
+/// argument of a function every use of which is a call passing the results
+/// of such roundings with one format and scale (the step's variant
+/// functions, which the step calls from its precision switch).
+static RoundFloatOp errorRoundingOf(Value v, ModuleOp module) {
+  if (auto round = v.getDefiningOp<RoundFloatOp>())
+    return isE5m2Error(round) ? round : RoundFloatOp();
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg)
+    return {};
+  auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (!fn || arg.getOwner() != &fn.getBody().front())
+    return {};
+  std::optional<SymbolTable::UseRange> uses =
+      SymbolTable::getSymbolUses(fn, module);
+  if (!uses || uses->empty())
+    return {};
+  RoundFloatOp first;
+  for (const SymbolTable::SymbolUse &use : *uses) {
+    auto call = dyn_cast<func::CallOp>(use.getUser());
+    if (!call || call.getNumOperands() != fn.getNumArguments())
+      return {};
+    auto round =
+        call.getOperand(arg.getArgNumber()).getDefiningOp<RoundFloatOp>();
+    if (!round || !isE5m2Error(round) ||
+        (first && round.getScaledMaxAttr() != first.getScaledMaxAttr()))
+      return {};
+    first = first ? first : round;
+  }
+  return first;
+}
+
+/// The product `op` as an ErrorProduct, or why not.
+static FailureOr<ErrorProduct> match(linalg::LinalgOp op, ModuleOp module,
+                                     std::string &why) {
+  ErrorProduct p;
+  p.op = op;
+  int errors = 0;
+  for (unsigned i = 0; i < 2; ++i)
+    if (RoundFloatOp round = errorRoundingOf(op.getDpsInputs()[i], module)) {
+      p.errorInput = i;
+      p.rounding = round;
+      ++errors;
+    }
+  if (errors != 1)
+    return failure(); // Not a product of fp8 errors: nothing to say.
+  DataMovementOptions options;
+  options.pads = DataMovementOptions::Pads::None;
+  options.block = op->getBlock();
+  p.factor =
+      traceQuantizedOperand(op.getDpsInputs()[1 - p.errorInput], options);
+  FakeQuantOp quant = p.factor.quant;
+  std::optional<int64_t> bits = quant ? quant.getConstantBits() : std::nullopt;
+  if (bits == 0)
+    return failure(); // The full-precision variant: f32 by design.
+  if (!bits || *bits < 1 || *bits > 8) {
+    why = "its other factor is not a fixed-point quantizer of 1 to 8 bits "
+          "seen through transposes";
+    return failure();
+  }
+  p.bits = *bits;
+  if (quant.getGranularity().getAxis()) {
+    why = "its other factor is quantized per channel";
+    return failure();
+  }
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!maps[2].isProjectedPermutation()) {
+    why = "its output is not a projection of its loops";
+    return failure();
+  }
+  // The correction sums the error over the reductions, which must be its
+  // own loops; the parallel loops are the output's.
+  AffineMap errorMap = maps[p.errorInput];
+  for (auto [loop, iterator] : llvm::enumerate(op.getIteratorTypesArray())) {
+    if (iterator == utils::IteratorType::reduction &&
+        !errorMap.isFunctionOfDim(loop)) {
+      why = "a reduction loop does not index the error";
+      return failure();
+    }
+    if (iterator == utils::IteratorType::parallel &&
+        !maps[2].isFunctionOfDim(loop)) {
+      why = "a parallel loop is not an output dimension";
+      return failure();
+    }
+  }
+  if (!errorMap.isProjectedPermutation(/*allowZeroInResults=*/false)) {
+    why = "the error is not read through a projection of the loops";
+    return failure();
+  }
+  return p;
+}
+
+/// An elementwise linalg.generic over `shape` of `inputs` (each read through
+/// its map) with `body` computing the element.
+static Value
+elementwise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+            ValueRange inputs, ArrayRef<AffineMap> maps,
+            function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> all(maps);
+  all.push_back(AffineMap::getMultiDimIdentityMap(shape.size(), ctx));
+  Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{empty.getType()}, inputs, ValueRange{empty}, all,
+             SmallVector<utils::IteratorType>(shape.size(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               linalg::YieldOp::create(nb, nl, body(nb, nl, a));
+             })
+      .getResult(0);
+}
+
+/// A zero-filled f32 tensor of `shape`.
+static Value zeros(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
+  Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+}
+
+/// Rewrites `p` (docs/passes/fp8-error-products.md).
+static void rewrite(ErrorProduct p, bool exactScale) {
+  linalg::LinalgOp op = p.op;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  Value error = op.getDpsInputs()[p.errorInput];
+  auto errorType = cast<RankedTensorType>(error.getType());
+  unsigned errorRank = errorType.getRank();
+  float scaledMax = float(p.rounding.getScaledMaxAttr().getValueAsDouble());
+
+  // The error's largest magnitude, and v = E * 2^-k: e5m2 values (k from
+  // the rounded error is the rounding's own k, or one less where its
+  // largest element rounded down to M / 2; either way v is on e5m2's grid).
+  Value amaxInit = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value amax =
+      linalg::FillOp::create(
+          b, loc, amaxInit,
+          tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, f32).getResult())
+          .getResult(0);
+  amax =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{amax.getType()}, ValueRange{error},
+          ValueRange{amax},
+          ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(errorRank, ctx),
+                              AffineMap::get(errorRank, 0, {}, ctx)},
+          SmallVector<utils::IteratorType>(errorRank,
+                                           utils::IteratorType::reduction),
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value abs = math::AbsFOp::create(nb, nl, a[0]);
+            linalg::YieldOp::create(
+                nb, nl,
+                arith::MaximumFOp::create(nb, nl, a[1], abs).getResult());
+          })
+          .getResult(0);
+  AffineMap errorId = AffineMap::getMultiDimIdentityMap(errorRank, ctx);
+  AffineMap errorScalar = AffineMap::get(errorRank, 0, {}, ctx);
+  auto powerOfTwo = [&](OpBuilder &nb, Location nl, Value amaxValue,
+                        bool inverse) {
+    Value k = buildScaledExponent(nb, nl, amaxValue, scaledMax);
+    if (inverse)
+      k = arith::SubIOp::create(
+          nb, nl, arith::ConstantOp::create(nb, nl, nb.getI32IntegerAttr(0)),
+          k);
+    return buildPowerOfTwo(nb, nl, k);
+  };
+  Value v =
+      elementwise(b, loc, errorType.getShape(), ValueRange{error, amax},
+                  ArrayRef<AffineMap>{errorId, errorScalar},
+                  [&](OpBuilder &nb, Location nl, ValueRange a) {
+                    return arith::MulFOp::create(nb, nl, a[0],
+                                                 powerOfTwo(nb, nl, a[1], true))
+                        .getResult();
+                  });
+
+  // The factor's centred codes as f32 (small integers, exact), through the
+  // factor's transposes.
+  FakeQuantOp q = p.factor.quant;
+  auto inputType = cast<RankedTensorType>(q.getInput().getType());
+  auto statType = RankedTensorType::get({}, f32);
+  auto quantize = QuantizeOp::create(
+      b, q.getLoc(),
+      RankedTensorType::get(inputType.getShape(),
+                            QuantizeOp::getCodeType(ctx, p.bits)),
+      statType, statType, q.getInput(),
+      b.getI32IntegerAttr(static_cast<int32_t>(p.bits)), q.getMin(), q.getMax(),
+      q.getSeed(), q.getStep(), q.getRoleAttr(), q.getRoundingAttr(),
+      q.getGranularityAttr(), q.getStreamAttr(), q.getWidthAttr());
+  AffineMap inputId =
+      AffineMap::getMultiDimIdentityMap(inputType.getRank(), ctx);
+  Value codes = elementwise(
+      b, loc, inputType.getShape(), ValueRange{quantize.getCodes()},
+      ArrayRef<AffineMap>{inputId},
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        return arith::SIToFPOp::create(nb, nl, nb.getF32Type(), a[0])
+            .getResult();
+      });
+  IRMapping chain;
+  chain.map(p.factor.source, codes);
+  for (Operation *moved : p.factor.chain)
+    codes = b.clone(*moved, chain)->getResult(0);
+
+  // T1 = sum v * c on the tensor cores: the codes are e4m3 values up to 5
+  // bits (|c| <= 16), bf16 values up to 8; v is e5m2, declared as the
+  // format whose fp8 form under the step's fp8 scale is e5m2 itself.
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  IRMapping mapping;
+  mapping.map(error, v);
+  mapping.map(op.getDpsInputs()[1 - p.errorInput], codes);
+  mapping.map(op.getDpsInits()[0], zeros(b, loc, resultType.getShape()));
+  Operation *t1 = b.clone(*op, mapping);
+  FloatFormatAttr codeFormat =
+      p.bits <= 5 ? FloatFormatAttr::get(ctx, 4, 3, 1, /*saturate=*/false)
+                  : FloatFormatAttr::get(ctx, 4, 7, 0, /*saturate=*/false);
+  FloatFormatAttr errorFormat =
+      FloatFormatAttr::get(ctx, 5, 2, exactScale ? 0 : 1, /*saturate=*/false);
+  SmallVector<Attribute> formats(2);
+  formats[p.errorInput] = errorFormat;
+  formats[1 - p.errorInput] = codeFormat;
+  ctx->getLoadedDialect<QTrainDialect>()->getFloatOperandsAttrHelper().setAttr(
+      t1, ArrayAttr::get(ctx, formats));
+
+  // T3 = sum v over the reductions, over the output loops the error reads.
+  AffineMap errorMap = maps[p.errorInput], outMap = maps[2];
+  SmallVector<unsigned> loops; // the error's loops, in loop order
+  for (unsigned loop = 0; loop < ranges.size(); ++loop)
+    if (errorMap.isFunctionOfDim(loop))
+      loops.push_back(loop);
+  auto renumber = [&](unsigned loop) {
+    return getAffineDimExpr(unsigned(llvm::find(loops, loop) - loops.begin()),
+                            ctx);
+  };
+  SmallVector<AffineExpr> t3In, t3Out, t3InEpilogue;
+  for (AffineExpr e : errorMap.getResults())
+    t3In.push_back(renumber(cast<AffineDimExpr>(e).getPosition()));
+  SmallVector<int64_t> t3Shape;
+  for (auto [position, e] : llvm::enumerate(outMap.getResults())) {
+    unsigned loop = cast<AffineDimExpr>(e).getPosition();
+    if (!errorMap.isFunctionOfDim(loop))
+      continue;
+    t3Out.push_back(renumber(loop));
+    t3Shape.push_back(ranges[loop]);
+    t3InEpilogue.push_back(getAffineDimExpr(position, ctx));
+  }
+  SmallVector<utils::IteratorType> t3Iterators;
+  for (unsigned loop : loops)
+    t3Iterators.push_back(op.getIteratorTypesArray()[loop]);
+  Value t3 =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{RankedTensorType::get(t3Shape, f32)}, ValueRange{v},
+          ValueRange{zeros(b, loc, t3Shape)},
+          ArrayRef<AffineMap>{AffineMap::get(loops.size(), 0, t3In, ctx),
+                              AffineMap::get(loops.size(), 0, t3Out, ctx)},
+          t3Iterators,
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            linalg::YieldOp::create(
+                nb, nl, arith::AddFOp::create(nb, nl, a[1], a[0]).getResult());
+          })
+          .getResult(0);
+
+  // y = init + 2^k (s T1 + l' T3), l' = low + 2^(b-1) s, in f64.
+  unsigned rank = resultType.getRank();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap scalar = AffineMap::get(rank, 0, {}, ctx);
+  Value init = op.getDpsInits()[0];
+  double half = double(int64_t(1) << (p.bits - 1));
+  Value y = elementwise(
+      b, loc, resultType.getShape(),
+      ValueRange{init, t1->getResult(0), t3, quantize.getScale(),
+                 quantize.getLow(), amax},
+      ArrayRef<AffineMap>{id, id, AffineMap::get(rank, 0, t3InEpilogue, ctx),
+                          scalar, scalar, scalar},
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Type f64 = nb.getF64Type();
+        auto ext = [&](Value x) {
+          return arith::ExtFOp::create(nb, nl, f64, x).getResult();
+        };
+        auto mul = [&](Value x, Value y) {
+          return arith::MulFOp::create(nb, nl, x, y).getResult();
+        };
+        auto add = [&](Value x, Value y) {
+          return arith::AddFOp::create(nb, nl, x, y).getResult();
+        };
+        Value s = ext(a[3]);
+        Value low =
+            add(ext(a[4]),
+                mul(arith::ConstantOp::create(nb, nl, nb.getF64FloatAttr(half)),
+                    s));
+        Value scale = ext(powerOfTwo(nb, nl, a[5], false));
+        Value sum = mul(scale, add(mul(s, ext(a[1])), mul(low, ext(a[2]))));
+        return arith::TruncFOp::create(nb, nl, nb.getF32Type(),
+                                       add(ext(a[0]), sum))
+            .getResult();
+      });
+  op->replaceAllUsesWith(ValueRange{y});
+  op->erase();
+  // The fake-quantized factor, when nothing else reads it.
+  for (Operation *moved : llvm::reverse(p.factor.chain))
+    if (moved->use_empty())
+      moved->erase();
+  if (q->use_empty())
+    q->erase();
+}
+
+void Fp8ErrorProductsPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  if (fp8Scale != "fit" && fp8Scale != "exact") {
+    module.emitError("qtrain-fp8-error-products: fp8-scale must be fit or "
+                     "exact, got '")
+        << fp8Scale << "'";
+    return signalPassFailure();
+  }
+  SmallVector<linalg::LinalgOp> candidates;
+  module.walk([&](linalg::LinalgOp op) {
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+        op.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
+        op.getNumReductionLoops() == 0 || op.hasDynamicShape())
+      return;
+    std::optional<MulAddBody> body = getMulAddBody(op);
+    if (body && body->isFloat)
+      candidates.push_back(op);
+  });
+  for (linalg::LinalgOp op : candidates) {
+    std::string why;
+    FailureOr<ErrorProduct> product = match(op, module, why);
+    if (failed(product)) {
+      if (!why.empty())
+        remark::missed(
+            op.getLoc(),
+            remark::RemarkOpts::name("stays-f32").category(getArgument()))
+            << "a product of fp8 errors stays f32: " + why;
+      continue;
+    }
+    rewrite(*product, fp8Scale == "exact");
+    ++numRewritten;
+  }
+}
