@@ -42,8 +42,14 @@ const char *const kPipelines[] = {
     "qtrain-integer-kernels",
     "qtrain-assign-precision{ratio=1},qtrain-insert-quant{policy=none},"
     "qtrain-insert-rounding,qtrain-autodiff,qtrain-store-saved",
+    // CPT with fp8 errors, up to the CUDA step's rewrite of their products.
+    "qtrain-insert-quant{policy=static bits=4 grad-format=e5m2},"
+    "qtrain-autodiff,qtrain-form-kernels,"
+    "qtrain-materialize-variants{bits=4 grad-bits=8},qtrain-integer-kernels,"
+    "qtrain-fp8-error-products,qtrain-float-operands",
     "convert-qtrain-to-linalg",
     "qtrain-integer-kernels",
+    "qtrain-fp8-error-products,qtrain-float-operands",
     "qtrain-form-kernels,qtrain-materialize-variants",
     // The CUDA step's moves of host code and launches (on any IR).
     "qtrain-scalars-to-device,qtrain-defer-result-reads,"
