@@ -7,6 +7,7 @@
 #include "InputGrad.h"
 #include "IntegerSums.h"
 
+#include "qtrain/Analysis/Elementwise.h"
 #include "qtrain/Analysis/QuantizedOperand.h"
 
 #include "QTrain/QTrainDialect.h"
@@ -16,26 +17,6 @@
 
 using namespace mlir;
 using namespace mlir::qtrain;
-
-/// An elementwise linalg.generic over `shape` (identity output map) reading
-/// `inputs` through `maps`; `body` maps the inputs' elements to the result.
-static Value
-elementwise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Type element,
-            ValueRange inputs, ArrayRef<AffineMap> maps,
-            function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-  MLIRContext *ctx = b.getContext();
-  SmallVector<AffineMap> all(maps);
-  all.push_back(AffineMap::getMultiDimIdentityMap(shape.size(), ctx));
-  Value empty = tensor::EmptyOp::create(b, loc, shape, element);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{empty.getType()}, inputs, ValueRange{empty}, all,
-             SmallVector<utils::IteratorType>(shape.size(),
-                                              utils::IteratorType::parallel),
-             [&](OpBuilder &nb, Location nl, ValueRange a) {
-               linalg::YieldOp::create(nb, nl, body(nb, nl, a));
-             })
-      .getResult(0);
-}
 
 /// x rounded to bf16 (nearest even; a NaN stays a quiet NaN), as f32: the
 /// microkernels' toBF16 on the bits, which needs no bf16 conversion
@@ -72,9 +53,9 @@ linalg::LinalgOp intkernels::roundOperandsToBF16(linalg::LinalgOp op) {
   for (Value input : op.getDpsInputs()) {
     auto type = cast<RankedTensorType>(input.getType());
     unsigned rank = type.getRank();
-    Value rounded =
-        elementwise(b, loc, type.getShape(), type.getElementType(), input,
-                    AffineMap::getMultiDimIdentityMap(rank, ctx), roundToBF16);
+    Value rounded = buildElementwise(
+        b, loc, type.getShape(), type.getElementType(), input,
+        AffineMap::getMultiDimIdentityMap(rank, ctx), roundToBF16);
     mapping.map(input, rounded);
   }
   auto rounded = cast<linalg::LinalgOp>(b.clone(*op, mapping));
@@ -245,11 +226,11 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
   // Q(E s_W): the error's quantizer on the error scaled along its channels.
   auto errorType = cast<RankedTensorType>(eq.getInput().getType());
   unsigned errorRank = errorType.getRank();
-  Value scaled = elementwise(b, loc, errorType.getShape(), f32,
-                             {eq.getInput(), codes.getScale()},
-                             {AffineMap::getMultiDimIdentityMap(errorRank, ctx),
-                              dimMap(errorRank, errorAxis)},
-                             mul);
+  Value scaled = buildElementwise(
+      b, loc, errorType.getShape(), f32, {eq.getInput(), codes.getScale()},
+      {AffineMap::getMultiDimIdentityMap(errorRank, ctx),
+       dimMap(errorRank, errorAxis)},
+      mul);
   Value scaledQ = FakeQuantOp::create(
       b, eq.getLoc(), scaled.getType(), scaled, eq.getBits(), Value(), Value(),
       eq.getSeed(), eq.getStep(), eq.getRoleAttr(), eq.getRoundingAttr(),
@@ -271,7 +252,7 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
   double errorHalf = double(int64_t(1) << (errorBits - 1));
   AffineMap errorId = AffineMap::getMultiDimIdentityMap(errorRank, ctx);
   AffineMap scalar = AffineMap::get(errorRank, 0, {}, ctx);
-  Value dequantized = elementwise(
+  Value dequantized = buildElementwise(
       b, loc, errorType.getShape(), f32,
       {errorCodes.getCodes(), errorCodes.getScale(), errorCodes.getLow()},
       {errorId, scalar, scalar},
@@ -289,7 +270,7 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
   // factor the integer rewrite takes).
   unsigned weightRank = weightType.getRank();
   double half = double(int64_t(1) << (bits - 1));
-  Value grid = elementwise(
+  Value grid = buildElementwise(
       b, loc, weightType.getShape(), f32, codes.getCodes(),
       AffineMap::getMultiDimIdentityMap(weightRank, ctx),
       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
@@ -317,7 +298,7 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
   // summed over its channels (u = sum_f Q(E s_W)[.., f, ..] z[f], one
   // channel), moved like the error, then summed over the other reductions
   // (a convolution's window) with dX's channels run once.
-  Value zeroPoints = elementwise(
+  Value zeroPoints = buildElementwise(
       b, loc, statType.getShape(), f32, {codes.getLow(), codes.getScale()},
       {AffineMap::getMultiDimIdentityMap(1, ctx),
        AffineMap::getMultiDimIdentityMap(1, ctx)},
@@ -410,7 +391,7 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
     broadcast.push_back(outShape[i] == 1 && resultType.getDimSize(i) != 1
                             ? getAffineConstantExpr(0, ctx)
                             : getAffineDimExpr(i, ctx));
-  Value sum = elementwise(
+  Value sum = buildElementwise(
       b, loc, resultType.getShape(), f32, {product->getResult(0), zeroPointSum},
       {AffineMap::getMultiDimIdentityMap(rank, ctx),
        AffineMap::get(rank, 0, broadcast, ctx)},

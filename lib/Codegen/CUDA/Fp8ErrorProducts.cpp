@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "qtrain/Analysis/Elementwise.h"
 #include "qtrain/Analysis/MulAddBody.h"
 #include "qtrain/Analysis/QuantizedOperand.h"
 #include "qtrain/Codegen/CUDA/Passes.h"
@@ -163,26 +164,6 @@ static FailureOr<ErrorProduct> match(linalg::LinalgOp op, ModuleOp module,
   return p;
 }
 
-/// An elementwise linalg.generic over `shape` of `inputs` (each read through
-/// its map) with `body` computing the element.
-static Value
-elementwise(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-            ValueRange inputs, ArrayRef<AffineMap> maps,
-            function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-  MLIRContext *ctx = b.getContext();
-  SmallVector<AffineMap> all(maps);
-  all.push_back(AffineMap::getMultiDimIdentityMap(shape.size(), ctx));
-  Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{empty.getType()}, inputs, ValueRange{empty}, all,
-             SmallVector<utils::IteratorType>(shape.size(),
-                                              utils::IteratorType::parallel),
-             [&](OpBuilder &nb, Location nl, ValueRange a) {
-               linalg::YieldOp::create(nb, nl, body(nb, nl, a));
-             })
-      .getResult(0);
-}
-
 /// A zero-filled f32 tensor of `shape`.
 static Value zeros(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
   Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
@@ -239,14 +220,14 @@ static void rewrite(ErrorProduct p, bool exactScale) {
           k);
     return buildPowerOfTwo(nb, nl, k);
   };
-  Value v =
-      elementwise(b, loc, errorType.getShape(), ValueRange{error, amax},
-                  ArrayRef<AffineMap>{errorId, errorScalar},
-                  [&](OpBuilder &nb, Location nl, ValueRange a) {
-                    return arith::MulFOp::create(nb, nl, a[0],
-                                                 powerOfTwo(nb, nl, a[1], true))
-                        .getResult();
-                  });
+  Value v = buildElementwise(
+      b, loc, errorType.getShape(), f32, ValueRange{error, amax},
+      ArrayRef<AffineMap>{errorId, errorScalar},
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        return arith::MulFOp::create(nb, nl, a[0],
+                                     powerOfTwo(nb, nl, a[1], true))
+            .getResult();
+      });
 
   // The factor's centred codes as f32 (small integers, exact), through the
   // factor's transposes.
@@ -263,8 +244,8 @@ static void rewrite(ErrorProduct p, bool exactScale) {
       q.getGranularityAttr(), q.getStreamAttr(), q.getWidthAttr());
   AffineMap inputId =
       AffineMap::getMultiDimIdentityMap(inputType.getRank(), ctx);
-  Value codes = elementwise(
-      b, loc, inputType.getShape(), ValueRange{quantize.getCodes()},
+  Value codes = buildElementwise(
+      b, loc, inputType.getShape(), f32, ValueRange{quantize.getCodes()},
       ArrayRef<AffineMap>{inputId},
       [&](OpBuilder &nb, Location nl, ValueRange a) {
         return arith::SIToFPOp::create(nb, nl, nb.getF32Type(), a[0])
@@ -339,8 +320,8 @@ static void rewrite(ErrorProduct p, bool exactScale) {
   AffineMap scalar = AffineMap::get(rank, 0, {}, ctx);
   Value init = op.getDpsInits()[0];
   double half = double(int64_t(1) << (p.bits - 1));
-  Value y = elementwise(
-      b, loc, resultType.getShape(),
+  Value y = buildElementwise(
+      b, loc, resultType.getShape(), f32,
       ValueRange{init, t1->getResult(0), t3, quantize.getScale(),
                  quantize.getLow(), amax},
       ArrayRef<AffineMap>{id, id, AffineMap::get(rank, 0, t3InEpilogue, ctx),
