@@ -188,12 +188,7 @@ static void rewrite(ErrorProduct p, bool exactScale) {
   // The error's largest magnitude, and v = E * 2^-k: e5m2 values (k from
   // the rounded error is the rounding's own k, or one less where its
   // largest element rounded down to M / 2; either way v is on e5m2's grid).
-  Value amaxInit = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-  Value amax =
-      linalg::FillOp::create(
-          b, loc, amaxInit,
-          tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, f32).getResult())
-          .getResult(0);
+  Value amax = zeros(b, loc, {});
   amax =
       linalg::GenericOp::create(
           b, loc, TypeRange{amax.getType()}, ValueRange{error},
