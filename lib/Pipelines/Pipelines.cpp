@@ -374,6 +374,8 @@ LogicalResult mlir::qtrain::buildCUDAStepKernelsPipeline(
   std::string format = options.format;
   if (format != "ptx" && format != "cubin")
     return error("format must be ptx or cubin, got '" + format + "'");
+  // Kernels take buffers, not views: bare pointers, below.
+  pm.addPass(createSinkViewsPass());
   pm.addPass(createGpuKernelOutliningPass());
   // One module: one PTX or cubin for the whole step, loaded once.
   pm.addPass(createMergeGpuModulesPass());
@@ -384,9 +386,19 @@ LogicalResult mlir::qtrain::buildCUDAStepKernelsPipeline(
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createSCFToControlFlowPass());
-  // Memref descriptors as kernel parameters: the launches pass views
-  // (subviews at offsets, collapsed shapes), not only dense buffers.
-  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  // The views qtrain-sink-views made in the kernels, as address arithmetic.
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  // Bare pointers as kernel parameters, as the host passes them
+  // (buildCUDAStepHostPipeline): a launch's operand is a dense buffer or a
+  // view of one at offset zero (a collapsed or expanded shape), and the
+  // conversion refuses any other. With memref descriptors here the kernel
+  // would read parameters the host never passed: gpu-module-to-binary has
+  // already replaced the kernels when the host's launches are converted, so
+  // nothing else would compare the two.
+  ConvertGpuOpsToNVVMOpsOptions toNVVM;
+  toNVVM.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(toNVVM));
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
@@ -431,6 +443,8 @@ void mlir::qtrain::buildCUDAStepHostPipeline(OpPassManager &pm) {
   pm.addPass(createCudaHostCallsPass());
   GpuToLLVMConversionPassOptions toLLVM;
   toLLVM.hostBarePtrCallConv = true;
+  // The kernels take bare pointers (buildCUDAStepKernelsPipeline).
+  toLLVM.kernelBarePtrCallConv = true;
   pm.addPass(createGpuToLLVMConversionPass(toLLVM));
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createPackedEntryPointsPass());

@@ -275,7 +275,7 @@ Status CublasLt::plan(const CudaKernelSpec &kernel, size_t workspaceBytes,
 
 Status CublasLt::run(const Plan &plan, CUdeviceptr a, CUdeviceptr b,
                      CUdeviceptr c, CUdeviceptr workspace,
-                     size_t workspaceBytes) const {
+                     size_t workspaceBytes, CUstream stream) const {
   float alphaF = 1, betaF = 0;
   int32_t alphaI = 1, betaI = 0;
   const void *alpha = plan.integer ? static_cast<const void *>(&alphaI)
@@ -287,7 +287,7 @@ Status CublasLt::run(const Plan &plan, CUdeviceptr a, CUdeviceptr b,
   int r = api->matmul(handle, plan.desc, alpha, ptr(b), plan.aLayout, ptr(a),
                       plan.bLayout, beta, ptr(c), plan.cLayout, ptr(c),
                       plan.cLayout, &plan.algo, ptr(workspace), workspaceBytes,
-                      nullptr);
+                      stream);
   if (r != kStatusSuccess)
     return Status::error("cublasLtMatmul: " + describe(r));
   return Status::success();

@@ -88,6 +88,20 @@ Status CudaDriver::load(std::unique_ptr<CudaDriver> &out) {
       {"cuGetErrorName", slot(f.cuGetErrorName)},
       {"cuGetErrorString", slot(f.cuGetErrorString)},
   };
+  const Entry graphEntries[] = {
+      {"cuStreamCreate", slot(f.cuStreamCreate)},
+      {"cuStreamDestroy_v2", slot(f.cuStreamDestroy)},
+      {"cuStreamBeginCapture_v2", slot(f.cuStreamBeginCapture)},
+      {"cuStreamEndCapture", slot(f.cuStreamEndCapture)},
+      {"cuStreamGetCaptureInfo_v3", slot(f.cuStreamGetCaptureInfo)},
+      {"cuGraphInstantiateWithFlags", slot(f.cuGraphInstantiate)},
+      {"cuGraphLaunch", slot(f.cuGraphLaunch)},
+      {"cuGraphExecKernelNodeSetParams_v2",
+       slot(f.cuGraphExecKernelNodeSetParams)},
+      {"cuGraphDestroy", slot(f.cuGraphDestroy)},
+      {"cuGraphExecDestroy", slot(f.cuGraphExecDestroy)},
+      {"cuFuncGetParamInfo", slot(f.cuFuncGetParamInfo)},
+  };
   for (const Entry &e : entries) {
     dlerror();
     void *address = dlsym(handle, e.name);
@@ -103,6 +117,11 @@ Status CudaDriver::load(std::unique_ptr<CudaDriver> &out) {
                            " (" + why + ")");
     }
     *e.slot = address;
+  }
+  for (const Entry &e : graphEntries) {
+    *e.slot = dlsym(handle, e.name);
+    if (!*e.slot && driver->missingGraphFunction.empty())
+      driver->missingGraphFunction = e.name;
   }
   CUresult r = f.cuInit(0);
   if (r == kCudaErrorNoDevice)

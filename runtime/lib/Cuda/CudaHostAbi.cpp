@@ -13,11 +13,13 @@
 
 #include "qtrain/runtime/CublasLt.h"
 #include "qtrain/runtime/CudaDriver.h"
+#include "qtrain/runtime/CudaGraphs.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -25,13 +27,17 @@ using namespace qtrain::rt;
 
 namespace {
 
-/// The pool of step buffers, by size and kind (device or managed).
+/// The pool of step buffers, by size and kind (device or managed). A
+/// request takes the free buffer of its size and kind at the lowest
+/// address, so a step that allocates and frees in the same order as the
+/// one before gets the same buffers: its kernels' parameters, and its
+/// graphs' (CudaGraphs.h), do not change.
 struct Pool {
   struct Block {
     size_t bytes;
     bool shared;
   };
-  std::multimap<std::pair<size_t, bool>, CUdeviceptr> free;
+  std::set<std::tuple<size_t, bool, CUdeviceptr>> free;
   std::unordered_map<CUdeviceptr, Block> live;
   int64_t held = 0;
 };
@@ -54,6 +60,8 @@ struct HostAbi {
       CublasLt::PlanPtr>
       plans;
   int64_t libraryGemms = 0, declinedGemms = 0;
+  /// Records launches for CUDA graphs, when attached and recording.
+  CudaGraphRecorder *graphs = nullptr;
 };
 
 HostAbi &abi() {
@@ -97,6 +105,26 @@ void qtrain::rt::attachCudaHostAbi(const CudaDriver *driver) {
   a.launches = a.waits = 0;
   a.libraryGemms = a.declinedGemms = 0;
   a.pending = false;
+  a.graphs = nullptr;
+}
+
+void qtrain::rt::attachCudaHostGraphs(CudaGraphRecorder *recorder) {
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  a.graphs = recorder;
+}
+
+/// Runs what the recorder holds; records a failure.
+static void flush(HostAbi &a) {
+  if (a.graphs && a.driver)
+    if (Status s = a.graphs->flush(); s.failed() && a.error.empty())
+      a.error = s.message();
+}
+
+void qtrain::rt::flushCudaHostLaunches() {
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  flush(a);
 }
 
 void qtrain::rt::attachCudaHostGemms(const CublasLt *library,
@@ -125,10 +153,10 @@ void qtrain::rt::releaseCudaHostPool() {
   HostAbi &a = abi();
   std::lock_guard<std::mutex> lock(a.mutex);
   if (a.driver)
-    for (const auto &[key, pointer] : a.pool.free)
+    for (const auto &[size, shared, pointer] : a.pool.free)
       (void)a.driver->api().cuMemFree(pointer);
-  for (const auto &[key, pointer] : a.pool.free)
-    a.pool.held -= int64_t(key.first);
+  for (const auto &[size, shared, pointer] : a.pool.free)
+    a.pool.held -= int64_t(size);
   a.pool.free.clear();
 }
 
@@ -145,11 +173,12 @@ extern "C" void *qtrain_cuda_alloc(int64_t bytes, int32_t hostShared) {
     fatal("qtrain_cuda_alloc: no CUDA driver is attached");
   // Every buffer at least 256 bytes apart, as cuMemAlloc aligns them.
   size_t size = size_t(bytes > 0 ? bytes : 1);
-  std::pair<size_t, bool> key{size, hostShared != 0};
-  auto it = a.pool.free.find(key);
+  bool shared = hostShared != 0;
+  auto it = a.pool.free.lower_bound({size, shared, 0});
   CUdeviceptr pointer = 0;
-  if (it != a.pool.free.end()) {
-    pointer = it->second;
+  if (it != a.pool.free.end() && std::get<0>(*it) == size &&
+      std::get<1>(*it) == shared) {
+    pointer = std::get<2>(*it);
     a.pool.free.erase(it);
   } else {
     const CudaDriverApi &f = a.driver->api();
@@ -173,8 +202,7 @@ extern "C" void qtrain_cuda_free(void *pointer) {
       a.error = "qtrain_cuda_free: not a buffer of the step's pool";
     return;
   }
-  a.pool.free.emplace(std::make_pair(it->second.bytes, it->second.shared),
-                      it->first);
+  a.pool.free.emplace(it->second.bytes, it->second.shared, it->first);
   a.pool.live.erase(it);
 }
 
@@ -184,6 +212,9 @@ extern "C" void qtrain_cuda_memcpy(void *destination, void *source,
   std::lock_guard<std::mutex> lock(a.mutex);
   if (!usable(a, "qtrain_cuda_memcpy") || bytes <= 0)
     return;
+  // On the legacy stream, after what was recorded (the recorder's stream
+  // orders itself with it).
+  flush(a);
   ok(a,
      a.driver->api().cuMemcpy(reinterpret_cast<CUdeviceptr>(destination),
                               reinterpret_cast<CUdeviceptr>(source),
@@ -240,6 +271,18 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     return;
   ++a.launches;
   a.pending = true;
+  if (a.graphs) {
+    unsigned grid[3] = {unsigned(gridX), unsigned(gridY), unsigned(gridZ)};
+    unsigned block[3] = {unsigned(blockX), unsigned(blockY), unsigned(blockZ)};
+    bool recorded = false;
+    Status s = a.graphs->recordKernel(static_cast<CUfunction>(function), grid,
+                                      block, unsigned(sharedBytes), params,
+                                      paramCount, recorded);
+    if (s.failed() && a.error.empty())
+      a.error = s.message();
+    if (recorded || s.failed())
+      return;
+  }
   ok(a,
      a.driver->api().cuLaunchKernel(
          static_cast<CUfunction>(function), unsigned(gridX), unsigned(gridY),
@@ -253,6 +296,7 @@ extern "C" void qtrain_cuda_synchronize() {
   std::lock_guard<std::mutex> lock(a.mutex);
   if (!a.pending || !usable(a, "qtrain_cuda_synchronize"))
     return;
+  flush(a);
   a.pending = false;
   ++a.waits;
   ok(a, a.driver->api().cuCtxSynchronize(),
@@ -312,6 +356,24 @@ extern "C" int32_t qtrain_cuda_gemm(uintptr_t aBuffer, uintptr_t bBuffer,
   if (!it->second) {
     ++a.declinedGemms;
     return 0;
+  }
+  if (a.graphs && a.graphs->isRecording()) {
+    const CublasLt *library = a.gemmLibrary;
+    const CublasLt::Plan *plan = it->second.get();
+    CUdeviceptr workspace = a.workspace;
+    size_t workspaceBytes = a.workspaceBytes;
+    a.graphs->recordCall({uint64_t(kind), uint64_t(aEncoding),
+                          uint64_t(bEncoding), uint64_t(batch), uint64_t(m),
+                          uint64_t(n), uint64_t(k), aBuffer, bBuffer, cBuffer},
+                         [=](CUstream stream) {
+                           return library->run(*plan, CUdeviceptr(aBuffer),
+                                               CUdeviceptr(bBuffer),
+                                               CUdeviceptr(cBuffer), workspace,
+                                               workspaceBytes, stream);
+                         });
+    ++a.libraryGemms;
+    a.pending = true;
+    return 1;
   }
   if (Status s = a.gemmLibrary->run(*it->second, CUdeviceptr(aBuffer),
                                     CUdeviceptr(bBuffer), CUdeviceptr(cBuffer),

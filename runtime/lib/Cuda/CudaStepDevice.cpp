@@ -16,6 +16,7 @@
 #include "qtrain/runtime/CublasLt.h"
 #include "qtrain/runtime/CudaDriver.h"
 #include "qtrain/runtime/CudaFiniteCheck.h"
+#include "qtrain/runtime/CudaGraphs.h"
 #include "qtrain/runtime/CudaHostAbi.h"
 #include "qtrain/runtime/Sha256.h"
 
@@ -59,6 +60,14 @@ public:
               " products on cuBLASLt, " +
               std::to_string(getCudaHostDeclinedGemms()) +
               " declined to the generated kernels";
+    if (graphs && graphs->getGraphLaunches() > 0)
+      work += "; " + std::to_string(graphs->getGraphLaunches()) +
+              " CUDA graph launches (" + std::to_string(graphs->getCaptures()) +
+              " captured, " + std::to_string(graphs->getNodeUpdates()) +
+              " kernel nodes updated)";
+    if (!graphs || !graphs->isRecording())
+      work += "; kernels launched one by one (" +
+              (graphs ? graphs->getDisabledReason() : graphsOff) + ")";
     work += finiteCheck
                 ? "; " + std::to_string(finiteCheck->getChecks()) +
                       " finiteness checks on the GPU"
@@ -76,6 +85,9 @@ public:
   std::unique_ptr<CublasLt> gemmLibrary;
   CudaBuffer workspace;
   std::string gemms = "the generated GEMM kernels";
+  /// The step's launches as CUDA graphs; null (and the reason) when off.
+  std::unique_ptr<CudaGraphRecorder> graphs;
+  std::string graphsOff;
   std::string libraryPath;
   void *library = nullptr;
   StepFunction trainStep = nullptr, evalStep = nullptr;
@@ -95,6 +107,8 @@ CudaStepDevice::~CudaStepDevice() {
     return;
   if (context)
     (void)context->synchronize();
+  attachCudaHostGraphs(nullptr);
+  graphs.reset();
   finiteCheck.reset();
   for (Staging *s : {&input, &other})
     if (s->data)
@@ -148,6 +162,7 @@ Status CudaStepDevice::run(bool train, void **args, size_t inputIndex,
   args[inputIndex] = input.data;
   args[otherIndex] = other.data;
   (train ? trainStep : evalStep)(args);
+  flushCudaHostLaunches();
   args[inputIndex] = callerInput;
   args[otherIndex] = callerOther;
   std::string error = takeCudaHostError();
@@ -235,6 +250,16 @@ Status qtrain::rt::openCudaStepDevice(const Bundle &bundle,
       device->gemmLibrary.reset();
       device->gemms += " (cuBLASLt: " + loaded.message() + ")";
     }
+  }
+  // Off, the recorder still checks each launch against its kernel.
+  if (Status s = CudaGraphRecorder::open(*device->driver, options.graphCapacity,
+                                         device->graphs);
+      s.failed()) {
+    device->graphsOff = "no CUDA graphs: " + s.message();
+  } else {
+    if (!options.graphs)
+      device->graphs->disable("CUDA graphs off");
+    attachCudaHostGraphs(device->graphs.get());
   }
   if (Status s = CudaFiniteCheck::open(*device->driver, device->finiteCheck);
       s.failed())

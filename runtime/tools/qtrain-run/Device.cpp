@@ -16,11 +16,10 @@
 using namespace qtrain::run;
 namespace rt = qtrain::rt;
 
-std::shared_ptr<rt::StepDevice>
-qtrain::run::openCuda(const rt::Bundle &bundle, const rt::Schedule &schedule,
-                      const std::string &scheduleText,
-                      const rt::Schedule &gradSchedule,
-                      const std::string &gradText, const std::string &gemms) {
+std::shared_ptr<rt::StepDevice> qtrain::run::openCuda(
+    const rt::Bundle &bundle, const rt::Schedule &schedule,
+    const std::string &scheduleText, const rt::Schedule &gradSchedule,
+    const std::string &gradText, const std::string &gemms, bool graphs) {
   const rt::Manifest &m = bundle.getManifest();
   if (!rt::hasCudaTarget(m))
     die("--device=cuda: the bundle has no CUDA target (compile it with "
@@ -34,6 +33,7 @@ qtrain::run::openCuda(const rt::Bundle &bundle, const rt::Schedule &schedule,
   options.gemms = gemms == "generated"  ? rt::CudaGemmLibrary::Generated
                   : gemms == "cublaslt" ? rt::CudaGemmLibrary::CublasLt
                                         : rt::CudaGemmLibrary::Auto;
+  options.graphs = graphs;
   if (rt::Status s = rt::openCudaStepDevice(bundle, device, nullptr, options);
       s.failed())
     die("--device=cuda: " + s.message());

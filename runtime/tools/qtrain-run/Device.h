@@ -28,12 +28,12 @@ namespace qtrain::run {
 /// (no target, no step library, no driver, no device, a device too old
 /// for the chip, a changed library, kernels that do not load, with
 /// `gemms` "cublaslt" a cuBLASLt that does not load). Prints the device
-/// and where the products run.
+/// and where the products run. `graphs` runs each step as a CUDA graph.
 std::shared_ptr<qtrain::rt::StepDevice>
 openCuda(const qtrain::rt::Bundle &bundle, const qtrain::rt::Schedule &schedule,
          const std::string &scheduleText,
          const qtrain::rt::Schedule &gradSchedule, const std::string &gradText,
-         const std::string &gemms);
+         const std::string &gemms, bool graphs);
 
 } // namespace qtrain::run
 

@@ -133,6 +133,9 @@ device:
                             an algorithm, else the generated kernels (auto,
                             the default; cublaslt: cuBLASLt must load), or
                             on the generated kernels only
+  --cuda-graphs=on|off      run each GPU step's launches as one CUDA graph,
+                            captured once per precision combination (on,
+                            the default) or launch its kernels one by one
 range test:
   --range-test              CPT's precision range test: report Bmin, exit
   --range-test-steps=N      steps per precision (default 300)
@@ -309,6 +312,8 @@ Options qtrain::run::parseOptions(int argc, char **argv) {
       o.device = need();
     else if (flag == "--cuda-gemm")
       o.cudaGemm = need();
+    else if (flag == "--cuda-graphs")
+      o.cudaGraphs = need();
     else if (flag == "--range-test" && !hasValue)
       o.rangeTest = true;
     else if (flag == "--range-test-steps")
@@ -370,6 +375,8 @@ Options qtrain::run::parseOptions(int argc, char **argv) {
     die("--cuda-gemm: expected auto, cublaslt or generated, got '" +
             o.cudaGemm + "'",
         2);
+  if (o.cudaGraphs != "on" && o.cudaGraphs != "off")
+    die("--cuda-graphs: expected on or off, got '" + o.cudaGraphs + "'", 2);
   if (o.rangeWindow * 2 > o.rangeSteps)
     die("--range-test-window must be at most half of --range-test-steps", 2);
   return o;

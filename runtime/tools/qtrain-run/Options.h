@@ -75,6 +75,9 @@ struct Options {
   /// "cublaslt" (the same; a cuBLASLt that does not load is an error) or
   /// "generated".
   std::string cudaGemm = "auto";
+  /// --cuda-graphs: "on" (each step's launches as a CUDA graph,
+  /// CudaGraphs.h) or "off".
+  std::string cudaGraphs = "on";
 };
 
 /// The options of `argv`; prints --help and exits, or exits with code 2 on

@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
     if (o.rangeTest)
       die("--range-test runs on the CPU: leave out --device=cuda");
     device = openCuda(*bundle, schedule, scheduleText, gradSchedule, gradText,
-                      o.cudaGemm);
+                      o.cudaGemm, o.cudaGraphs == "on");
   }
 
   Data data = loadData(o, m);

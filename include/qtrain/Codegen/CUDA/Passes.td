@@ -400,6 +400,27 @@ def MapStepToGpuPass : Pass<"qtrain-map-step-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def SinkViewsPass : Pass<"qtrain-sink-views", "::mlir::ModuleOp"> {
+  let summary = "Views a gpu.launch uses, made inside it from their buffers";
+  let description = [{
+    Clones into each `gpu.launch` the chain of views (`memref.subview`,
+    `memref.reinterpret_cast`, `memref.expand_shape`,
+    `memref.collapse_shape`, `memref.cast`: every `ViewLikeOpInterface`
+    op) and constants that makes a memref its body uses, so that
+    `gpu-kernel-outlining` passes the kernel the buffer the chain starts
+    from instead of the view. A view at an offset or with strides cannot
+    be a bare pointer; a buffer (an allocation or an argument of the host
+    function) always is. The CUDA step's kernels and launches use the
+    bare-pointer calling convention on both sides
+    (`qtrain-cuda-step-kernels`), and kernel parameters that remain views
+    are then refused by the conversion to NVVM, not passed wrongly.
+
+    The views are pure: cloning them changes nothing but where the
+    address arithmetic runs.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def MergeGpuModulesPass : Pass<"qtrain-merge-gpu-modules", "::mlir::ModuleOp"> {
   let summary = "Every gpu.module of the module as one";
   let description = [{

@@ -63,11 +63,13 @@ public:
   qtrain::rt::Status plan(const qtrain::rt::CudaKernelSpec &kernel,
                           size_t workspaceBytes, PlanPtr &out,
                           std::string &unsupported) const;
-  /// Enqueues `plan` on the default stream: C = A B^T over our buffers.
+  /// Enqueues `plan` on `stream` (null: the legacy default stream):
+  /// C = A B^T over our buffers.
   qtrain::rt::Status run(const Plan &plan, qtrain::rt::CUdeviceptr a,
                          qtrain::rt::CUdeviceptr b, qtrain::rt::CUdeviceptr c,
                          qtrain::rt::CUdeviceptr workspace,
-                         size_t workspaceBytes) const;
+                         size_t workspaceBytes,
+                         qtrain::rt::CUstream stream = nullptr) const;
 
   struct Api;
 

@@ -45,14 +45,36 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
+using CUgraphNode = struct CUgraphNode_st *;
+
+/// CUDA_KERNEL_NODE_PARAMS_v2 (cuda.h), the parameters of a graph's kernel
+/// node.
+struct CudaKernelNodeParams {
+  CUfunction function = nullptr;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned sharedBytes = 0;
+  void **params = nullptr;
+  void **extra = nullptr;
+  void *kernel = nullptr; // CUkernel
+  CUcontext context = nullptr;
+};
 
 /// The values of cuda.h this code uses.
 constexpr CUresult kCudaSuccess = 0;         // CUDA_SUCCESS
 constexpr CUresult kCudaErrorNoDevice = 100; // CUDA_ERROR_NO_DEVICE
 constexpr int kCudaAttrComputeCapabilityMajor = 75;
 constexpr int kCudaAttrComputeCapabilityMinor = 76;
-constexpr unsigned kCudaEventDefault = 0;    // CU_EVENT_DEFAULT
-constexpr unsigned kCudaMemAttachGlobal = 1; // CU_MEM_ATTACH_GLOBAL
+constexpr unsigned kCudaEventDefault = 0;      // CU_EVENT_DEFAULT
+constexpr unsigned kCudaMemAttachGlobal = 1;   // CU_MEM_ATTACH_GLOBAL
+constexpr CUresult kCudaErrorInvalidValue = 1; // CUDA_ERROR_INVALID_VALUE
+/// CU_STREAM_DEFAULT: a stream that orders itself with the legacy stream.
+constexpr unsigned kCudaStreamDefault = 0;
+/// CU_STREAM_CAPTURE_MODE_RELAXED: the thread may still allocate and free
+/// while a stream captures.
+constexpr int kCudaStreamCaptureModeRelaxed = 2;
 
 /// The driver functions the runtime calls, resolved by name (the `_v2`
 /// entry points where cuda.h maps the plain name to one).
@@ -97,6 +119,28 @@ struct CudaDriverApi {
   CUresult (*cuEventDestroy)(CUevent event);
   CUresult (*cuGetErrorName)(CUresult error, const char **name);
   CUresult (*cuGetErrorString)(CUresult error, const char **text);
+
+  /// CUDA graphs (CudaGraphs.h). Optional: null where the driver predates
+  /// them (cuFuncGetParamInfo came with CUDA 12.4), and the step then
+  /// launches its kernels one by one.
+  CUresult (*cuStreamCreate)(CUstream *stream, unsigned flags);
+  CUresult (*cuStreamDestroy)(CUstream stream);
+  CUresult (*cuStreamBeginCapture)(CUstream stream, int mode);
+  CUresult (*cuStreamEndCapture)(CUstream stream, CUgraph *graph);
+  CUresult (*cuStreamGetCaptureInfo)(CUstream stream, int *status,
+                                     unsigned long long *id, CUgraph *graph,
+                                     const CUgraphNode **dependencies,
+                                     const void **edgeData,
+                                     size_t *dependencyCount);
+  CUresult (*cuGraphInstantiate)(CUgraphExec *exec, CUgraph graph,
+                                 unsigned long long flags);
+  CUresult (*cuGraphLaunch)(CUgraphExec exec, CUstream stream);
+  CUresult (*cuGraphExecKernelNodeSetParams)(
+      CUgraphExec exec, CUgraphNode node, const CudaKernelNodeParams *params);
+  CUresult (*cuGraphDestroy)(CUgraph graph);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec exec);
+  CUresult (*cuFuncGetParamInfo)(CUfunction function, size_t index,
+                                 size_t *offset, size_t *size);
 };
 
 /// A GPU as the driver describes it.
@@ -131,6 +175,11 @@ public:
   /// The path or name the library was opened by.
   const std::string &getPath() const { return path; }
   const CudaDriverApi &api() const { return functions; }
+  /// Empty when every graph function of CudaDriverApi resolved, else the
+  /// first one missing ("cuFuncGetParamInfo").
+  const std::string &getMissingGraphFunction() const {
+    return missingGraphFunction;
+  }
 
   /// "CUDA_ERROR_INVALID_VALUE (invalid argument)" for `result`.
   std::string describe(CUresult result) const;
@@ -147,6 +196,7 @@ private:
   std::string path;
   void *handle = nullptr;
   CudaDriverApi functions{};
+  std::string missingGraphFunction;
 };
 
 /// The architecture of `chip` ("sm_90" -> 9, 0; "sm_90a" -> 9, 0 with

@@ -27,11 +27,16 @@
 ///   the step must launch its own kernel: no library is attached, or the
 ///   library has no algorithm for that shape and encoding (asked once per
 ///   shape, the plan kept).
+/// - With a CudaGraphRecorder attached (attachCudaHostGraphs), launches and
+///   library products are recorded, not enqueued, and run as one CUDA graph
+///   when the step waits (qtrain_cuda_synchronize), copies
+///   (qtrain_cuda_memcpy) or ends (flushCudaHostLaunches).
 /// - mgpu*: the subset of MLIR's GPU runtime ABI that gpu-to-llvm and the
 ///   gpu.binary translation call (module loads from the library's
-///   constructors, one launch per kernel). Every launch goes to the
-///   default stream, in order, and is not waited for: the streams
-///   gpu-to-llvm makes around a launch are that stream.
+///   constructors, one launch per kernel). Every launch goes to one stream
+///   (the legacy default stream, or the recorder's), in order, and is not
+///   waited for: the streams gpu-to-llvm makes around a launch are that
+///   stream.
 ///
 /// A failure is recorded (the first one, with the driver's error) and the
 /// calls after it do nothing; takeCudaHostError() reports it. A buffer that
@@ -58,6 +63,14 @@ void attachCudaHostAbi(const CudaDriver *driver);
 std::string takeCudaHostError();
 /// Returns the pool's cached buffers to the driver.
 void releaseCudaHostPool();
+
+class CudaGraphRecorder;
+/// Records the step's launches on `recorder` (null: launch them one by
+/// one, the default).
+void attachCudaHostGraphs(CudaGraphRecorder *recorder);
+/// Runs what the attached recorder holds (the end of a step); a failure is
+/// recorded for takeCudaHostError().
+void flushCudaHostLaunches();
 /// Launches and waits since attachCudaHostAbi(), and bytes the pool holds.
 int64_t getCudaHostLaunches();
 int64_t getCudaHostWaits();

@@ -37,6 +37,11 @@ struct CudaStepOptions {
   CudaGemmLibrary gemms = CudaGemmLibrary::Auto;
   /// cuBLASLt's workspace.
   size_t workspaceBytes = size_t(32) << 20;
+  /// Run each step's launches as a CUDA graph (CudaGraphs.h), keeping at
+  /// most `graphCapacity` graphs; off, or where the driver has no graphs,
+  /// kernels are launched one by one.
+  bool graphs = true;
+  size_t graphCapacity = 64;
 };
 
 /// Opens the step on device 0, in this order, each failure an error:
@@ -46,7 +51,9 @@ struct CudaStepOptions {
 /// kernel module (CudaHostAbi.h), and it has both packed entry points.
 /// The Trainer's buffers are then managed memory; the batch, labels and
 /// logits travel through managed staging buffers. Then cuBLASLt, as
-/// `options` say; the device's describe() says which GEMMs run.
+/// `options` say; the device's describe() says which GEMMs run. Then the
+/// graph recorder, as `options` say: a driver without graphs is not an
+/// error, and describeWork() says why the launches were not graphed.
 Status openCudaStepDevice(const Bundle &bundle,
                           std::shared_ptr<StepDevice> &out,
                           ErrorKind *kind = nullptr,
