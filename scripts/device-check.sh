@@ -20,7 +20,9 @@
 #     20 steps within 1e-3; the whole curve's largest difference printed);
 #     each run prints its mean step time per precision, and a shorter CPT
 #     run with --cuda-gemm=generated gives the step with every product on
-#     the generated kernels instead of cuBLASLt; with device-carry/mixed/
+#     the generated kernels instead of cuBLASLt, and one with
+#     --cuda-graphs=off the step launched kernel by kernel (the graphs' gain
+#     and the cost of a precision switch are printed); with device-carry/mixed/
 #     MODEL.qtb (fp32, products on bf16), the bf16 step, and the median
 #     8-bit CPT step against it (the issue's goal: int8 at least 1.5x bf16).
 # Then for each float-format model in device-carry/formats (MODEL-fp8.qtb,
@@ -150,6 +152,32 @@ PY
   RC=${PIPESTATUS[0]}
 }
 
+# CUDA graphs against launches one by one (median CPT step after the first
+# cycle, whose steps capture), and the cost of a precision switch: the
+# median step that changes precision less the median step that does not,
+# as a share of the median step (the issue's goal: at most 1%).
+graphs() {
+  /usr/bin/env python3 - "$@" <<'PY' 2>&1 | tee -a "$LOG"
+import csv, sys
+def median(values):
+    values = sorted(values) or [float("nan")]
+    return values[len(values) // 2]
+name = sys.argv[1]
+with open(sys.argv[2]) as f:
+    rows = list(csv.DictReader(f))
+with open(sys.argv[3]) as f:
+    eager = [float(r["step_seconds"]) for r in list(csv.DictReader(f))[25:]]
+steady = rows[25:]
+graph = median([float(r["step_seconds"]) for r in steady])
+switch = [float(b["step_seconds"]) for a, b in zip(steady, steady[1:]) if a["bits"] != b["bits"]]
+same = [float(b["step_seconds"]) for a, b in zip(steady, steady[1:]) if a["bits"] == b["bits"]]
+cost = (median(switch) - median(same)) / graph
+print(f"{name}: median CPT step with CUDA graphs {graph * 1e3:.3f} ms, launched one by one "
+      f"{median(eager) * 1e3:.3f} ms ({median(eager) / graph:.2f}x); a precision switch costs "
+      f"{cost * 100:.2f}% of a step ({len(switch)} switches; goal at most 1%)")
+PY
+}
+
 for bundle in "${bundles[@]}"; do
   name=$(basename "$bundle" .qtb)
   log ""
@@ -175,6 +203,16 @@ for bundle in "${bundles[@]}"; do
         --cuda-gemm=generated "${flags[@]}" --train-limit=$((STEPS / 4 * 128)) \
         --out="$OUT/$name-$schedule-gpu-generated"
       note "$RC"
+      # Launched one by one instead of as CUDA graphs: the graphs' gain,
+      # and what switching precision costs a step with graphs.
+      run "$RUN_TIMEOUT" "$BIN/qtrain-run" "$bundle" --device=cuda \
+        --cuda-graphs=off "${flags[@]}" --train-limit=$((STEPS / 4 * 128)) \
+        --out="$OUT/$name-$schedule-gpu-eager"
+      note "$RC"
+      if ((gpu == 0 && RC == 0)); then
+        graphs "$name" "$OUT/$name-$schedule-gpu/steps.csv" \
+          "$OUT/$name-$schedule-gpu-eager/steps.csv"
+      fi
     fi
     run "$RUN_TIMEOUT" "$BIN/qtrain-run" "$bundle" --threads="$CPU_THREADS" \
       "${flags[@]}" --out="$OUT/$name-$schedule-cpu"

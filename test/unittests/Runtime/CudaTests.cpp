@@ -19,6 +19,7 @@
 #include "qtrain/runtime/CudaStepDevice.h"
 #include "qtrain/runtime/Sha256.h"
 
+#include "fixtures/EnvOverride.h"
 #include "fixtures/ToyBundle.h"
 
 #include "gmock/gmock.h"
@@ -37,37 +38,6 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 namespace {
-
-/// Sets an environment variable for one test, restoring it afterwards.
-class EnvOverride {
-public:
-  EnvOverride(const char *name, const char *value) : name(name) {
-    if (const char *old = std::getenv(name))
-      saved = old, hadValue = true;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~EnvOverride() {
-    if (hadValue)
-      setenv(name, saved.c_str(), 1);
-    else
-      unsetenv(name);
-  }
-
-private:
-  const char *name;
-  std::string saved;
-  bool hadValue = false;
-};
-
-/// QTRAIN_CUDA_DRIVER for one test.
-class DriverOverride : public EnvOverride {
-public:
-  explicit DriverOverride(const char *value)
-      : EnvOverride("QTRAIN_CUDA_DRIVER", value) {}
-};
 
 /// A shared library of this machine that is not the CUDA driver.
 std::string notADriver() {
