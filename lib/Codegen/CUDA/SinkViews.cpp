@@ -12,6 +12,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -46,9 +48,46 @@ void collect(Value value, SetVector<Operation *> &chain) {
   chain.insert(def);
 }
 
+/// An scf.if whose branches yield casts of buffers of one dense type T to a
+/// strided type (bufferization gives a choice between buffers the most
+/// general layout) yields the buffers as T instead, and casts its result
+/// after, so that the cast is a view to sink like any other.
+void yieldDenseBuffers(scf::IfOp branch) {
+  if (branch.getElseRegion().empty())
+    return;
+  auto thenYield = branch.thenYield(), elseYield = branch.elseYield();
+  OpBuilder builder = OpBuilder::atBlockEnd(branch->getBlock());
+  builder.setInsertionPointAfter(branch);
+  for (OpResult result : branch->getResults()) {
+    auto type = dyn_cast<MemRefType>(result.getType());
+    if (!type || type.getLayout().isIdentity())
+      continue;
+    unsigned i = result.getResultNumber();
+    auto thenCast = thenYield.getOperand(i).getDefiningOp<memref::CastOp>();
+    auto elseCast = elseYield.getOperand(i).getDefiningOp<memref::CastOp>();
+    if (!thenCast || !elseCast ||
+        thenCast.getSource().getType() != elseCast.getSource().getType())
+      continue;
+    auto dense = cast<MemRefType>(thenCast.getSource().getType());
+    if (!dense.getLayout().isIdentity())
+      continue;
+    thenYield->setOperand(i, thenCast.getSource());
+    elseYield->setOperand(i, elseCast.getSource());
+    // (One cast from above the scf.if may be both.)
+    if (thenCast->use_empty())
+      thenCast->erase();
+    if (elseCast != thenCast && elseCast->use_empty())
+      elseCast->erase();
+    result.setType(dense);
+    auto view = memref::CastOp::create(builder, branch.getLoc(), type, result);
+    result.replaceAllUsesExcept(view, view);
+  }
+}
+
 } // namespace
 
 void SinkViewsPass::runOnOperation() {
+  getOperation().walk(yieldDenseBuffers);
   getOperation().walk([](gpu::LaunchOp launch) {
     Region &body = launch.getBody();
     SetVector<Value> used;

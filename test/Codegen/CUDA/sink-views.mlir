@@ -36,3 +36,34 @@ func.func @host(%buffer: memref<4x8xf32>, %out: memref<4xf32>) -> f32 {
   %host = memref.load %view[%c0, %c0] : memref<2x4xf32, strided<[8, 1], offset: 10>>
   return %host : f32
 }
+
+// A choice between buffers (bufferization gives the scf.if the most general
+// layout, and each branch a cast to it) yields the buffers themselves, and
+// the cast after it is sunk like any view: the kernel takes a dense buffer.
+// CHECK-LABEL: func.func @choice(
+// CHECK:         %[[PICK:.*]] = scf.if %{{.*}} -> (memref<8xf32>) {
+// CHECK-NEXT:      scf.yield %{{.*}} : memref<8xf32>
+// CHECK:         } else {
+// CHECK-NEXT:      scf.yield %{{.*}} : memref<8xf32>
+// CHECK:         gpu.launch_func @choice_kernel::@choice_kernel
+// CHECK-SAME:      args(%[[PICK]] : memref<8xf32>
+// CHECK-LABEL: gpu.func @choice_kernel(
+// CHECK-SAME:      %[[K:.*]]: memref<8xf32>,
+// CHECK:         memref.cast %[[K]] : memref<8xf32> to memref<8xf32, strided<[?], offset: ?>>
+func.func @choice(%flag: i1, %a: memref<8xf32>, %b: memref<8xf32>, %out: memref<8xf32>) {
+  %c1 = arith.constant 1 : index
+  %pick = scf.if %flag -> (memref<8xf32, strided<[?], offset: ?>>) {
+    %ca = memref.cast %a : memref<8xf32> to memref<8xf32, strided<[?], offset: ?>>
+    scf.yield %ca : memref<8xf32, strided<[?], offset: ?>>
+  } else {
+    %cb = memref.cast %b : memref<8xf32> to memref<8xf32, strided<[?], offset: ?>>
+    scf.yield %cb : memref<8xf32, strided<[?], offset: ?>>
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1)
+             threads(%tx, %ty, %tz) in (%u = %c1, %v = %c1, %w = %c1) {
+    %v0 = memref.load %pick[%tx] : memref<8xf32, strided<[?], offset: ?>>
+    memref.store %v0, %out[%tx] : memref<8xf32>
+    gpu.terminator
+  }
+  return
+}
