@@ -21,6 +21,8 @@ namespace {
 
 /// Parameter buffers of consecutive ops start 16-byte aligned.
 constexpr size_t kParamAlign = 16;
+/// Graphs kept per structure (CudaGraphs.h).
+constexpr size_t kGraphsPerStructure = 2;
 /// The most parameters asked for, should a driver never say an index is
 /// out of range (a kernel's parameters fill at most 32 KiB).
 constexpr size_t kMaxParams = 8192;
@@ -60,9 +62,11 @@ void CudaGraphRecorder::destroy(Graph &graph) {
 }
 
 void CudaGraphRecorder::clear() {
-  for (auto &[signature, graph] : graphs)
-    destroy(graph);
+  for (auto &[signature, slots] : graphs)
+    for (Graph &graph : slots)
+      destroy(graph);
   graphs.clear();
+  graphCount = 0;
 }
 
 void CudaGraphRecorder::reset() {
@@ -287,29 +291,64 @@ Status CudaGraphRecorder::update(Graph &graph) {
   return Status::success();
 }
 
+size_t CudaGraphRecorder::differences(const Graph &graph) const {
+  size_t count = 0;
+  for (const Op &op : ops)
+    if (op.function &&
+        std::memcmp(params.data() + op.paramBegin,
+                    graph.params.data() + op.paramBegin, op.layout->bytes) != 0)
+      ++count;
+  return count;
+}
+
 void CudaGraphRecorder::evictOne() {
-  auto oldest = std::min_element(graphs.begin(), graphs.end(),
-                                 [](const auto &a, const auto &b) {
-                                   return a.second.lastUse < b.second.lastUse;
-                                 });
-  destroy(oldest->second);
-  graphs.erase(oldest);
+  auto oldestEntry = graphs.end();
+  size_t oldestSlot = 0;
+  for (auto it = graphs.begin(); it != graphs.end(); ++it)
+    for (size_t slot = 0; slot < it->second.size(); ++slot)
+      if (oldestEntry == graphs.end() ||
+          it->second[slot].lastUse < oldestEntry->second[oldestSlot].lastUse) {
+        oldestEntry = it;
+        oldestSlot = slot;
+      }
+  if (oldestEntry == graphs.end())
+    return;
+  destroy(oldestEntry->second[oldestSlot]);
+  oldestEntry->second.erase(oldestEntry->second.begin() + oldestSlot);
+  if (oldestEntry->second.empty())
+    graphs.erase(oldestEntry);
+  --graphCount;
 }
 
 Status CudaGraphRecorder::flush() {
   if (ops.empty())
     return Status::success();
-  auto it = graphs.find(signature);
+  // The structure's graph whose parameters differ in the fewest kernels;
+  // another is captured while the structure has fewer than its share, so
+  // that buffers alternating between steps each get a graph of their own.
+  Graph *chosen = nullptr;
+  size_t fewest = 0, kept = 0;
+  if (auto it = graphs.find(signature); it != graphs.end()) {
+    kept = it->second.size();
+    for (Graph &graph : it->second)
+      if (size_t d = differences(graph); !chosen || d < fewest) {
+        chosen = &graph;
+        fewest = d;
+      }
+  }
   Status made = Status::success();
-  if (it != graphs.end()) {
-    made = update(it->second);
+  if (chosen && (fewest == 0 || kept >= kGraphsPerStructure)) {
+    made = update(*chosen);
   } else {
     Graph graph;
     made = capture(graph);
     if (!made.failed()) {
-      if (graphs.size() >= capacity)
+      if (graphCount >= capacity)
         evictOne();
-      it = graphs.emplace(signature, std::move(graph)).first;
+      std::vector<Graph> &slots = graphs[signature];
+      slots.push_back(std::move(graph));
+      chosen = &slots.back();
+      ++graphCount;
       ++captures;
     }
   }
@@ -322,9 +361,9 @@ Status CudaGraphRecorder::flush() {
     reset();
     return launched;
   }
-  it->second.lastUse = ++clock;
+  chosen->lastUse = ++clock;
   Status launched = driver.check(
-      driver.api().cuGraphLaunch(it->second.exec, stream), "cuGraphLaunch");
+      driver.api().cuGraphLaunch(chosen->exec, stream), "cuGraphLaunch");
   if (!launched.failed())
     ++graphLaunches;
   reset();

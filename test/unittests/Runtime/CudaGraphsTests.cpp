@@ -145,24 +145,38 @@ TEST_F(CudaGraphsTest, CapturesOnceAndUpdatesOnlyWhatChanged) {
   EXPECT_EQ(graphs->getCaptures(), 1);
   EXPECT_EQ(graphs->getGraphLaunches(), 2);
   EXPECT_EQ(graphs->getNodeUpdates(), 0);
-  // One parameter of one kernel changes: that node is updated.
-  record(*graphs, 0x1000, 6);
-  ASSERT_TRUE(graphs->flush().isOk());
-  EXPECT_EQ(graphs->getCaptures(), 1);
-  EXPECT_EQ(graphs->getNodeUpdates(), 1);
-  // A buffer both kernels take moves: both nodes.
-  record(*graphs, 0x2000, 6);
-  ASSERT_TRUE(graphs->flush().isOk());
-  EXPECT_EQ(graphs->getNodeUpdates(), 3);
-  // Another grid is another structure: a second graph.
-  record(*graphs, 0x2000, 6, /*grid=*/8);
+  // The buffer both kernels take alternates, as the Trainer's parameters
+  // do between steps: a second graph of the same launches.
+  record(*graphs, 0x2000, 5);
   ASSERT_TRUE(graphs->flush().isOk());
   EXPECT_EQ(graphs->getCaptures(), 2);
-  EXPECT_EQ(graphs->getGraphCount(), 2u);
-  EXPECT_EQ(graphs->getRecordedKernels(), 10);
+  EXPECT_EQ(graphs->getNodeUpdates(), 0);
+  // Then each step runs on the graph of its buffer, updated only where a
+  // scalar changed: one node each time.
+  record(*graphs, 0x1000, 6);
+  ASSERT_TRUE(graphs->flush().isOk());
+  EXPECT_EQ(graphs->getNodeUpdates(), 1);
+  record(*graphs, 0x2000, 6);
+  ASSERT_TRUE(graphs->flush().isOk());
+  EXPECT_EQ(graphs->getNodeUpdates(), 2);
+  record(*graphs, 0x1000, 6);
+  ASSERT_TRUE(graphs->flush().isOk());
+  EXPECT_EQ(graphs->getNodeUpdates(), 2);
+  EXPECT_EQ(graphs->getCaptures(), 2);
+  // A third buffer: no third graph; the closer one is updated (both nodes).
+  record(*graphs, 0x3000, 6);
+  ASSERT_TRUE(graphs->flush().isOk());
+  EXPECT_EQ(graphs->getCaptures(), 2);
+  EXPECT_EQ(graphs->getNodeUpdates(), 4);
+  // Another grid is another structure.
+  record(*graphs, 0x3000, 6, /*grid=*/8);
+  ASSERT_TRUE(graphs->flush().isOk());
+  EXPECT_EQ(graphs->getCaptures(), 3);
+  EXPECT_EQ(graphs->getGraphCount(), 3u);
+  EXPECT_EQ(graphs->getRecordedKernels(), 16);
   // Nothing recorded: nothing launched.
   ASSERT_TRUE(graphs->flush().isOk());
-  EXPECT_EQ(graphs->getGraphLaunches(), 5);
+  EXPECT_EQ(graphs->getGraphLaunches(), 8);
   EXPECT_TRUE(graphs->isRecording());
 }
 

@@ -23,10 +23,15 @@
 ///   handed out elsewhere) are set on the instantiated graph's node
 ///   (cuGraphExecKernelNodeSetParams) before it is launched. A library
 ///   call's key holds its buffers, so a moved buffer makes a new structure.
+/// - A structure keeps up to two graphs, and a segment runs on the one whose
+///   parameters differ in the fewest kernels: the Trainer alternates its
+///   parameter buffers between steps, so each of the two sets gets its own
+///   graph, and a step updates only the kernels whose scalars changed.
 /// - So a CPT schedule, or LDP's per-site bit widths, select among the
 ///   graphs of the variant combinations seen so far: switching precision
 ///   is a lookup, not a recompilation or a capture. At most `capacity`
-///   graphs are kept; the least recently used one is destroyed first.
+///   graphs are kept in all; the least recently used one is destroyed
+///   first.
 ///
 /// When the driver cannot capture or instantiate a segment, the recorder
 /// turns itself off (getDisabledReason() says why), launches the segment
@@ -104,7 +109,7 @@ public:
   int64_t getGraphLaunches() const { return graphLaunches; }
   int64_t getCaptures() const { return captures; }
   int64_t getNodeUpdates() const { return nodeUpdates; }
-  size_t getGraphCount() const { return graphs.size(); }
+  size_t getGraphCount() const { return graphCount; }
 
 private:
   CudaGraphRecorder(const CudaDriver &driver, size_t capacity)
@@ -141,6 +146,8 @@ private:
   Status launchEagerly();
   Status capture(Graph &graph);
   Status update(Graph &graph);
+  /// The kernels whose parameters differ from `graph`'s.
+  size_t differences(const Graph &graph) const;
   void destroy(Graph &graph);
   void evictOne();
   void reset();
@@ -156,7 +163,9 @@ private:
   std::vector<unsigned char> params;
   std::vector<uint64_t> signature;
 
-  std::map<std::vector<uint64_t>, Graph> graphs;
+  /// The graphs of each structure, at most two.
+  std::map<std::vector<uint64_t>, std::vector<Graph>> graphs;
+  size_t graphCount = 0;
   uint64_t clock = 0;
   int64_t recordedKernels = 0, graphLaunches = 0, captures = 0, nodeUpdates = 0;
 };
