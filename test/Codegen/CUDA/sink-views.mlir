@@ -1,9 +1,13 @@
 // RUN: qtrain-opt %s --qtrain-sink-views --gpu-kernel-outlining | FileCheck %s
+// RUN: qtrain-opt %s --pass-pipeline='builtin.module(qtrain-cuda-step-kernels{chip=sm_90 format=ptx})' | FileCheck %s --check-prefix=PTX
 
 // The kernel gets the buffer, not the strided view at an offset that the
 // launch's body reads: the view is made again inside the kernel. Views
 // taken from views come with their whole chain; a view the host still uses
 // stays where it is too.
+
+// The kernels' whole pipeline (bare pointers) takes them: one PTX module.
+// PTX: gpu.binary @qtrain_step_kernels
 
 // CHECK-LABEL: func.func @host(
 // CHECK-SAME:      %[[BUF:.*]]: memref<4x8xf32>, %[[OUT:.*]]: memref<4xf32>)
