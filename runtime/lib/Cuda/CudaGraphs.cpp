@@ -338,7 +338,8 @@ Status CudaGraphRecorder::flush() {
   }
   Status made = Status::success();
   if (chosen && (fewest == 0 || kept >= kGraphsPerStructure)) {
-    made = update(*chosen);
+    if (fewest > 0)
+      made = update(*chosen);
   } else {
     Graph graph;
     made = capture(graph);
