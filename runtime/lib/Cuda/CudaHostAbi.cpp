@@ -60,7 +60,8 @@ struct HostAbi {
       CublasLt::PlanPtr>
       plans;
   int64_t libraryGemms = 0, declinedGemms = 0;
-  /// Records launches for CUDA graphs, when attached and recording.
+  /// Records the launches for CUDA graphs or, turned off, checks each
+  /// against its kernel; null where the driver has no graphs.
   CudaGraphRecorder *graphs = nullptr;
 };
 
