@@ -181,24 +181,23 @@ void CudaGraphRecorder::pointers(const Op &op,
     out.push_back(bytes.data() + op.paramBegin + offset);
 }
 
+Status CudaGraphRecorder::enqueue(const Op &op,
+                                  std::vector<void *> &arguments) {
+  if (!op.function)
+    return op.enqueue(stream);
+  pointers(op, params, arguments);
+  return driver.check(driver.api().cuLaunchKernel(
+                          op.function, op.grid[0], op.grid[1], op.grid[2],
+                          op.block[0], op.block[1], op.block[2], op.sharedBytes,
+                          stream, arguments.data(), nullptr),
+                      "cuLaunchKernel");
+}
+
 Status CudaGraphRecorder::launchEagerly() {
-  const CudaDriverApi &f = driver.api();
   std::vector<void *> arguments;
-  for (const Op &op : ops) {
-    if (!op.function) {
-      if (Status s = op.enqueue(stream); s.failed())
-        return s;
-      continue;
-    }
-    pointers(op, params, arguments);
-    if (Status s = driver.check(
-            f.cuLaunchKernel(op.function, op.grid[0], op.grid[1], op.grid[2],
-                             op.block[0], op.block[1], op.block[2],
-                             op.sharedBytes, stream, arguments.data(), nullptr),
-            "cuLaunchKernel");
-        s.failed())
+  for (const Op &op : ops)
+    if (Status s = enqueue(op, arguments); s.failed())
       return s;
-  }
   return Status::success();
 }
 
@@ -212,21 +211,13 @@ Status CudaGraphRecorder::capture(Graph &graph) {
   Status failure = Status::success();
   std::vector<void *> arguments;
   for (const Op &op : ops) {
-    if (!op.function) {
-      failure = op.enqueue(stream);
-      graph.nodes.push_back(nullptr);
-      if (failure.failed())
-        break;
-      continue;
-    }
-    pointers(op, params, arguments);
-    failure = driver.check(
-        f.cuLaunchKernel(op.function, op.grid[0], op.grid[1], op.grid[2],
-                         op.block[0], op.block[1], op.block[2], op.sharedBytes,
-                         stream, arguments.data(), nullptr),
-        "cuLaunchKernel (capturing)");
+    failure = enqueue(op, arguments);
     if (failure.failed())
       break;
+    if (!op.function) {
+      graph.nodes.push_back(nullptr);
+      continue;
+    }
     // The kernel just captured is the one node the next would depend on.
     int status = 0;
     const CUgraphNode *dependencies = nullptr;

@@ -143,6 +143,8 @@ private:
   /// The parameter pointers of `op` into `bytes`.
   void pointers(const Op &op, std::vector<unsigned char> &bytes,
                 std::vector<void *> &out) const;
+  /// Enqueues `op` on the stream (a launch, or a library's call).
+  Status enqueue(const Op &op, std::vector<void *> &arguments);
   Status launchEagerly();
   Status capture(Graph &graph);
   Status update(Graph &graph);
