@@ -6,6 +6,8 @@ PATH.tmp is left behind); at least one must. Passes when every
 checkpoint left behind was loadable (the run resumed from it, or started
 over when none had been written yet) and the final checkpoint and logs are
 identical to those of an uninterrupted run: no step lost or repeated.
+Every other start is killed as soon as its next checkpoint write begins,
+so that kills during a write do not depend on luck.
 
 Each start is killed a random moment after it has written a new checkpoint,
 not after a fixed delay: how long a start takes to load the bundle and the
@@ -67,7 +69,17 @@ for i in range(kills):
     while (p.poll() is None and stamp(checkpoint) == before and
            time.monotonic() < deadline):
         time.sleep(0.002)
-    time.sleep(rng.uniform(0.0, 0.3))
+    if i % 2:
+        # Every other start is killed as soon as it starts writing its next
+        # checkpoint: a write takes a few milliseconds among a step's work,
+        # so kills at random moments alone may all miss one (they did, on a
+        # loaded machine). Polled without sleeping, to see the PATH.tmp.
+        deadline = time.monotonic() + 10
+        while (p.poll() is None and not os.path.exists(checkpoint + ".tmp")
+               and time.monotonic() < deadline):
+            pass
+    else:
+        time.sleep(rng.uniform(0.0, 0.3))
     if p.poll() is None:
         p.send_signal(signal.SIGKILL)
         killed += 1
