@@ -22,7 +22,9 @@
 #     run with --cuda-gemm=generated gives the step with every product on
 #     the generated kernels instead of cuBLASLt, and one with
 #     --cuda-graphs=off the step launched kernel by kernel (the graphs' gain
-#     and the cost of a precision switch are printed); with device-carry/mixed/
+#     and the cost of a precision switch are printed), and with
+#     device-carry/serial/MODEL.qtb the step whose reductions run on one
+#     thread per output (what splitting them gains); with device-carry/mixed/
 #     MODEL.qtb (fp32, products on bf16), the bf16 step, and the median
 #     8-bit CPT step against it (the issue's goal: int8 at least 1.5x bf16).
 # Then for each float-format model in device-carry/formats (MODEL-fp8.qtb,
@@ -178,6 +180,21 @@ print(f"{name}: median CPT step with CUDA graphs {graph * 1e3:.3f} ms, launched 
 PY
 }
 
+# Split reductions against one thread per output: the median CPT step of
+# each after the first cycle.
+split_gain() {
+  /usr/bin/env python3 - "$@" <<'PY' 2>&1 | tee -a "$LOG"
+import csv, sys
+def median(path):
+    with open(path) as f:
+        values = sorted(float(r["step_seconds"]) for r in list(csv.DictReader(f))[25:])
+    return values[len(values) // 2] if values else float("nan")
+split, serial = median(sys.argv[2]), median(sys.argv[3])
+print(f"{sys.argv[1]}: median CPT step with split reductions {split * 1e3:.3f} ms, "
+      f"one thread per output {serial * 1e3:.3f} ms ({serial / split:.2f}x)")
+PY
+}
+
 for bundle in "${bundles[@]}"; do
   name=$(basename "$bundle" .qtb)
   log ""
@@ -212,6 +229,18 @@ for bundle in "${bundles[@]}"; do
       if ((gpu == 0 && RC == 0)); then
         graphs "$name" "$OUT/$name-$schedule-gpu/steps.csv" \
           "$OUT/$name-$schedule-gpu-eager/steps.csv"
+      fi
+      # Reductions with few outputs on one thread per output, not split.
+      serial="$CARRY/serial/$name.qtb"
+      if [[ -d $serial ]]; then
+        run "$RUN_TIMEOUT" "$BIN/qtrain-run" "$serial" --device=cuda \
+          "${flags[@]}" --train-limit=$((STEPS / 4 * 128)) \
+          --out="$OUT/$name-$schedule-gpu-serial"
+        note "$RC"
+        if ((gpu == 0 && RC == 0)); then
+          split_gain "$name" "$OUT/$name-$schedule-gpu/steps.csv" \
+            "$OUT/$name-$schedule-gpu-serial/steps.csv"
+        fi
       fi
     fi
     run "$RUN_TIMEOUT" "$BIN/qtrain-run" "$bundle" --threads="$CPU_THREADS" \

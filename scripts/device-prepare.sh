@@ -10,7 +10,8 @@
 # and ConvNet, CPT 3-8/8, --target=cuda:sm_90; in mixed/, the same models
 # in fp32 with bf16 products; in formats/, LeNet under the
 # float formats of PAPERS.md section 4, its products on fp8, bf16 and f32;
-# in e5m2/, ConvNet with CPT's errors in fp8, --grad-format=e5m2),
+# in e5m2/, ConvNet with CPT's errors in fp8, --grad-format=e5m2; in
+# serial/, LeNet with its reductions unsplit, --cuda-reduction-fan-in=0),
 # the first 25,600 training
 # and 2,000 test images of Fashion-MNIST (200 steps of batch 128) and the
 # shared libraries the programs and the bundles' model.so need beyond the C
@@ -58,6 +59,13 @@ for model in ${E5M2_MODELS:-convnet}; do
   "$build/bin/qtrain-compile" "$root/examples/models/$model.mlir" \
     -o "$carry/e5m2/$model.qtb" --target=cuda:"$chip" --grad-format=e5m2
 done
+# The step with every reduction on one thread per output (no split
+# reductions, --cuda-reduction-fan-in=0): what splitting them gains.
+mkdir -p "$carry/serial"
+for model in ${SERIAL_MODELS:-lenet}; do
+  "$build/bin/qtrain-compile" "$root/examples/models/$model.mlir" \
+    -o "$carry/serial/$model.qtb" --target=cuda:"$chip" --cuda-reduction-fan-in=0
+done
 # The data: IDX files cut to what 200 steps and the evaluation read.
 /usr/bin/python3 - "$carry/data" <<'PY'
 import gzip, struct, sys
@@ -76,7 +84,7 @@ PY
 
 # Shared libraries beyond the C and C++ runtimes, which the device has.
 system='linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+|libgcc_s'
-for object in "$carry"/bin/* "$carry"/{bundles,mixed,formats,e5m2}/*/model.so; do
+for object in "$carry"/bin/* "$carry"/{bundles,mixed,formats,e5m2,serial}/*/model.so; do
   ldd "$object" | awk '$3 ~ /^\// {print $3}'
 done | sort -u | grep -Ev "$system" | while read -r lib; do
   gzip -9 -c "$lib" > "$carry/lib/$(basename "$lib").gz"

@@ -41,6 +41,9 @@ config.substitutions.append(
     ("%gradcheck", sys.executable + " " +
      os.path.join(config.qtrain_src_root, "test", "lib", "gradcheck.py")))
 config.substitutions.append(("%python", sys.executable))
+# MLIR's runner and its C runtime (vector.print), for IR run as it is.
+config.substitutions.append(("%mlir_c_runner_utils", os.path.join(
+    os.path.dirname(config.llvm_tools_dir), "lib", "libmlir_c_runner_utils.so")))
 # Debian's python3, which has python3-torch (qtrain-import-torch's tests).
 config.substitutions.append(("%torch_python", "/usr/bin/python3"))
 config.substitutions.append(("%qtrain_tools_dir", config.qtrain_tools_dir))

@@ -309,6 +309,9 @@ LogicalResult mlir::qtrain::buildCUDAStepPipeline(
                  "'");
   if (fp8Scale != "fit" && fp8Scale != "exact")
     return error("fp8-scale must be fit or exact, got '" + fp8Scale + "'");
+  if (options.reductionFanIn < 0)
+    return error("reduction-fan-in must not be negative, got " +
+                 Twine(options.reductionFanIn.getValue()));
   // Products of float-format operands, for fp8 or bf16 kernels: seen on
   // the roundings before they are lowered.
   if (floatKind != "f32") {
@@ -338,7 +341,9 @@ LogicalResult mlir::qtrain::buildCUDAStepPipeline(
   pm.addPass(createScalarsToDevicePass());
   // Reads that only feed the results (the loss) wait for the end.
   pm.addPass(createDeferResultReadsPass());
-  pm.addPass(createMapStepToGpuPass());
+  MapStepToGpuPassOptions map;
+  map.reductionFanIn = options.reductionFanIn;
+  pm.addPass(createMapStepToGpuPass(map));
   // The launches' index arithmetic (affine.apply of the loop mapping).
   pm.addPass(createLowerAffinePass());
   pm.addPass(createCanonicalizerPass());
@@ -425,6 +430,7 @@ LogicalResult mlir::qtrain::buildCUDAStepLibraryPipeline(
                        : options.floatKind.getValue();
   step.fp8Scale = options.fp8Scale.getValue();
   step.f32Kind = options.f32Kind.getValue();
+  step.reductionFanIn = options.reductionFanIn.getValue();
   if (failed(buildCUDAStepPipeline(pm, step, error)))
     return failure();
   if (failed(buildCUDAStepKernelsPipeline(pm, options, error)))

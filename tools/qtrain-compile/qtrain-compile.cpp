@@ -176,6 +176,12 @@ static cl::opt<std::string> cudaFp8Scale(
              "the smallest binades lose one bit) or exact (every value "
              "exact; the largest saturate)"),
     cl::cat(compileCategory));
+static cl::opt<int64_t> cudaReductionFanIn(
+    "cuda-reduction-fan-in", cl::init(32),
+    cl::desc("The most elements one GPU thread of a split reduction combines "
+             "(docs/passes/map-step-to-gpu.md; 0: a reduction with few "
+             "outputs runs on one thread per output)"),
+    cl::cat(compileCategory));
 static cl::opt<bool> cudaEmulateStep(
     "cuda-emulate-step", cl::init(false),
     cl::desc("Build model.so from the CUDA step with its kernel launches as "
@@ -315,6 +321,7 @@ static LogicalResult buildCudaStep(ModuleOp step, StringRef chip,
   options.f32Kind = cudaF32Kind.getValue();
   options.floatKind = resolvedFloatKind();
   options.fp8Scale = cudaFp8Scale.getValue();
+  options.reductionFanIn = cudaReductionFanIn.getValue();
   if (failed(mlir::qtrain::buildCUDAStepPipeline(
           map, options,
           [&](const Twine &message) {
@@ -549,6 +556,9 @@ static int compile(int argc, char **argv) {
   if (cudaFp8Scale != "fit" && cudaFp8Scale != "exact")
     return fail("--cuda-fp8-scale must be fit or exact, got '" + cudaFp8Scale +
                 "'");
+  if (cudaReductionFanIn < 0)
+    return fail("--cuda-reduction-fan-in must not be negative, got " +
+                std::to_string(cudaReductionFanIn));
   if (cudaFormat != "cubin" && cudaFormat != "ptx")
     return fail("--cuda-format must be cubin or ptx, got '" + cudaFormat + "'");
   for (const std::string &value :
@@ -768,7 +778,8 @@ static int compile(int argc, char **argv) {
           (cudaEmulateStep
                ? "qtrain-emulate-cuda-step{f32-kind=" + cudaF32Kind +
                      " float-kind=" + resolvedFloatKind() +
-                     " fp8-scale=" + cudaFp8Scale + "}"
+                     " fp8-scale=" + cudaFp8Scale + " reduction-fan-in=" +
+                     std::to_string(cudaReductionFanIn) + "}"
                : std::string("qtrain-lower-cpu")) +
               ",qtrain-packed-entry-points",
           lowering, llvm::errs())))

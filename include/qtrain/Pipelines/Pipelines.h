@@ -262,11 +262,17 @@ struct CudaProductOptions : public PassPipelineOptions<Derived> {
       llvm::cl::desc("How float-format values become fp8 (qtrain-gpu-gemms): "
                      "fit or exact"),
       llvm::cl::init("fit")};
+  mlir::detail::PassOptions::Option<int64_t> reductionFanIn{
+      *this, "reduction-fan-in",
+      llvm::cl::desc("The most elements one thread of a split reduction "
+                     "combines (qtrain-map-step-to-gpu; 0: reductions with "
+                     "few outputs run on one thread per output)"),
+      llvm::cl::init(32)};
 };
 struct CudaStepOptions : public CudaProductOptions<CudaStepOptions> {};
 /// An f32-kind other than f32, tf32 or bf16, a float-kind other than fp8,
-/// bf16 or f32, or an fp8-scale other than fit or exact, is an error
-/// (`error`).
+/// bf16 or f32, an fp8-scale other than fit or exact, or a negative
+/// reduction-fan-in, is an error (`error`).
 LogicalResult buildCUDAStepPipeline(OpPassManager &pm,
                                     const CudaStepOptions &options,
                                     PipelineErrorFn error);

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "qtrain/Codegen/CUDA/Passes.h"
+#include "qtrain/Codegen/CUDA/SplitReductions.h"
 
 #include "mlir/Conversion/SCFToGPU/SCFToGPU.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -59,9 +60,13 @@ static SmallVector<func::FuncOp> hostFunctions(ModuleOp module) {
 /// iteration of the parallel loop first stores the value to the elements
 /// of that init it owns (foldableFill says when that is the whole init,
 /// once).
-static LogicalResult
-toParallelLoops(IRRewriter &rewriter, linalg::LinalgOp op,
-                ArrayRef<std::pair<unsigned, Value>> fills = {}) {
+///
+/// A reduction with few outputs and many elements each
+/// (isSplittableReduction) becomes levels of parallel loops instead
+/// (splitReductionToLoops).
+static LogicalResult toParallelLoops(IRRewriter &rewriter, linalg::LinalgOp op,
+                                     ArrayRef<std::pair<unsigned, Value>> fills,
+                                     const ReductionSplitOptions &split) {
   rewriter.setInsertionPoint(op);
   if (!isa<linalg::GenericOp>(op)) {
     FailureOr<linalg::GenericOp> generic =
@@ -90,6 +95,10 @@ toParallelLoops(IRRewriter &rewriter, linalg::LinalgOp op,
       return generic.emitError("qtrain: cannot put the parallel loops of "
                                "this op first");
     generic = *swapped;
+  }
+  if (isSplittableReduction(generic, split)) {
+    splitReductionToLoops(rewriter, generic, fills, split);
+    return success();
   }
   SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
   unsigned numInputs = generic.getNumDpsInputs();
@@ -402,6 +411,14 @@ void MapStepToGpuPass::runOnOperation() {
         << threadsPerBlock.getValue();
     return signalPassFailure();
   }
+  if (reductionFanIn < 0 || splitReductionsBelow < 0) {
+    module.emitError("qtrain-map-step-to-gpu: reduction-fan-in and "
+                     "split-reductions-below must not be negative");
+    return signalPassFailure();
+  }
+  ReductionSplitOptions split;
+  split.fanIn = reductionFanIn;
+  split.parallelBelow = splitReductionsBelow;
   IRRewriter rewriter(&getContext());
   SmallVector<func::FuncOp> functions = hostFunctions(module);
   for (func::FuncOp fn : functions) {
@@ -428,7 +445,7 @@ void MapStepToGpuPass::runOnOperation() {
         rewriter.eraseOp(op);
         continue;
       }
-      if (failed(toParallelLoops(rewriter, op, fills.lookup(op))))
+      if (failed(toParallelLoops(rewriter, op, fills.lookup(op), split)))
         return signalPassFailure();
     }
     mapLoops(rewriter, fn, threadsPerBlock);

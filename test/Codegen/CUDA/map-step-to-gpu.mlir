@@ -1,5 +1,5 @@
 // RUN: qtrain-opt %s --split-input-file --verify-diagnostics \
-// RUN:   --qtrain-map-step-to-gpu="threads-per-block=128" --canonicalize | FileCheck %s
+// RUN:   --qtrain-map-step-to-gpu="threads-per-block=128 reduction-fan-in=0" --canonicalize | FileCheck %s
 // RUN: not qtrain-opt %s --qtrain-map-step-to-gpu="threads-per-block=2048" \
 // RUN:   2>&1 | FileCheck %s --check-prefix=THREADS
 // THREADS: error: qtrain-map-step-to-gpu: threads-per-block must be in [1, 1024], got 2048

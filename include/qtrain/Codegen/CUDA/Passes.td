@@ -376,8 +376,12 @@ def MapStepToGpuPass : Pass<"qtrain-map-step-to-gpu", "::mlir::ModuleOp"> {
     (reductions inside, in order, as `scf.for` run by each thread), collapsed
     to one dimension and tiled by `threads-per-block`, the tiles over
     `blockIdx.x` and the elements of a tile over `threadIdx.x`, with a guard
-    for the last tile. An op without parallel loops (a reduction to a scalar)
-    runs on one thread. Every buffer the host code makes is device memory:
+    for the last tile. A reduction with fewer output elements than
+    `split-reductions-below` and more than 4 x `reduction-fan-in` elements
+    each (a quantizer's range, a bias gradient) is split into levels of
+    launches in which each thread combines at most `reduction-fan-in`
+    values, in a fixed order. Any other op without parallel loops runs on
+    one thread. Every buffer the host code makes is device memory:
     `memref.alloc`/`dealloc`/`copy` become `gpu.alloc`/`dealloc`/`memcpy`,
     and a constant global is copied to a device buffer where it is read.
 
@@ -392,6 +396,14 @@ def MapStepToGpuPass : Pass<"qtrain-map-step-to-gpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"threadsPerBlock", "threads-per-block", "int64_t",
            /*default=*/"256", "Threads per block of every launch">,
+    Option<"reductionFanIn", "reduction-fan-in", "int64_t",
+           /*default=*/"32",
+           "The most elements one thread of a split reduction combines "
+           "(0 or 1: reductions are not split)">,
+    Option<"splitReductionsBelow", "split-reductions-below", "int64_t",
+           /*default=*/"65536",
+           "Split the reductions of ops with fewer output elements than "
+           "this (and more than 4 x reduction-fan-in elements per output)">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::affine::AffineDialect",

@@ -1,0 +1,63 @@
+//===- SplitReductions.h - Reductions over many GPU threads -----*- C++ -*-===//
+//
+// Part of the qtrain project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// qtrain-map-step-to-gpu gives every output element of a linalg op one GPU
+/// thread, which runs the op's reductions as a loop. A reduction with few
+/// outputs and many elements (a quantizer's range: one output, every
+/// element of a tensor; a bias gradient: one output per channel) would then
+/// run on a handful of threads. This library lowers such an op to loops
+/// that reduce in levels instead: each thread of a level combines at most
+/// `fanIn` elements (of the op's operands, then of the level before), in a
+/// fixed order, so the result does not depend on how threads are scheduled.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef QTRAIN_CODEGEN_CUDA_SPLITREDUCTIONS_H
+#define QTRAIN_CODEGEN_CUDA_SPLITREDUCTIONS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::qtrain {
+
+/// When a reduction is split.
+struct ReductionSplitOptions {
+  /// The most elements one thread of a split reduction combines; below 2
+  /// nothing is split.
+  int64_t fanIn = 32;
+  /// Ops with at least this many output elements (parallel iterations) are
+  /// left as they are: they give the GPU enough threads already.
+  int64_t parallelBelow = 65536;
+};
+
+/// Whether `op` is a reduction the split serves: a generic on buffers with
+/// static loops, its parallel loops first, every output written through a
+/// permutation of the parallel loops and combined by one associative and
+/// commutative op (add, mul, min, max, and, or, xor) of the output's value
+/// and a value that does not read the outputs, no input sharing memory with
+/// an output, fewer than `parallelBelow` parallel iterations and more than
+/// four times `fanIn` reduced elements per output element.
+bool isSplittableReduction(linalg::GenericOp op,
+                           const ReductionSplitOptions &options);
+
+/// Replaces `op` (isSplittableReduction) with scf.parallel loops, one per
+/// level: the first reduces the op's elements of each output element to
+/// ceil(R / fanIn) partial values (thread g combines elements g, g + G,
+/// g + 2G, ...: neighbouring threads read neighbouring elements), each next
+/// level divides their number by `fanIn`, and the last combines the output's
+/// initial value (its element of `fills`, if the output has one, else what
+/// the output holds) with the partial values in order and stores the
+/// result. The partial values live in buffers allocated before the first
+/// level and freed after the level that reads them. Returns the loops.
+SmallVector<Operation *>
+splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
+                      ArrayRef<std::pair<unsigned, Value>> fills,
+                      const ReductionSplitOptions &options);
+
+} // namespace mlir::qtrain
+
+#endif // QTRAIN_CODEGEN_CUDA_SPLITREDUCTIONS_H
