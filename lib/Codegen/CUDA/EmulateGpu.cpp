@@ -3,8 +3,10 @@
 // qtrain-emulate-gpu: each gpu.launch becomes an scf.parallel over its grid
 // and block, and device allocations and copies become host ones, so that
 // the CUDA step runs on the CPU (qtrain-compile --cuda-emulate-step) and is
-// checked there against the CPU step. Exact for kernels without barriers or
-// shared memory, which is every kernel qtrain-map-step-to-gpu makes. A
+// checked there against the CPU step. Exact for every kernel
+// qtrain-map-step-to-gpu makes: those of split reductions, which combine
+// in shared memory between barriers, run block by block, each part between
+// two barriers for all the block's threads before the next. A
 // launch of a GEMM kernel (qtrain-gpu-gemms) runs the arithmetic its
 // description (qtrain.gemm) states instead of its tensor-core code.
 //
@@ -16,7 +18,9 @@
 #include "qtrain/Conversion/FloatFormatArith.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <cmath>
 #include <limits>
@@ -38,23 +42,81 @@ struct EmulateGpuPass : mlir::qtrain::impl::EmulateGpuPassBase<EmulateGpuPass> {
 
 } // namespace
 
-/// Replaces `launch` by a loop over its blocks and threads.
+/// The host values of `launch`'s body arguments: its block and thread ids
+/// (`blockIds`, `threadIds`), grid and block sizes, and workgroup buffers
+/// (`shared`); null for what is not given.
+static SmallVector<Value> launchArguments(gpu::LaunchOp launch,
+                                          ValueRange blockIds,
+                                          ValueRange threadIds,
+                                          ValueRange shared) {
+  Block &body = launch.getBody().front();
+  SmallVector<Value> replacements(body.getNumArguments());
+  auto set = [&](gpu::KernelDim3 dims, ValueRange values) {
+    if (values.empty())
+      return;
+    for (auto [arg, value] :
+         llvm::zip_equal(SmallVector<Value>{dims.x, dims.y, dims.z}, values))
+      replacements[cast<BlockArgument>(arg).getArgNumber()] = value;
+  };
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  set(launch.getBlockIds(), blockIds);
+  set(launch.getThreadIds(), threadIds);
+  set(launch.getGridSize(), {grid.x, grid.y, grid.z});
+  set(launch.getBlockSize(), {block.x, block.y, block.z});
+  for (auto [arg, buffer] :
+       llvm::zip_equal(launch.getWorkgroupAttributions(), shared))
+    replacements[arg.getArgNumber()] = buffer;
+  return replacements;
+}
+
+/// Clones into `b` what `value` needs from `body` (defined in an earlier
+/// part of a launch split at barriers): pure ops, recomputed from the block
+/// and thread ids. Fails on anything else, which would have to be kept per
+/// thread.
+static LogicalResult rematerialize(OpBuilder &b, Value value, Block &body,
+                                   IRMapping &mapping) {
+  if (mapping.contains(value))
+    return success();
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != &body)
+    return success();
+  if (!isPure(def) || def->getNumRegions() != 0)
+    return def->emitError("qtrain-emulate-gpu: a value that crosses a "
+                          "barrier must be recomputable (pure)");
+  for (Value operand : def->getOperands())
+    if (failed(rematerialize(b, operand, body, mapping)))
+      return failure();
+  b.clone(*def, mapping);
+  return success();
+}
+
+/// Replaces `launch` by a loop over its blocks and threads. A launch with
+/// barriers (in its body, not nested) or workgroup buffers runs as a loop
+/// over its blocks, each with host buffers for the workgroup's and the
+/// body's parts between barriers one after the other, each part a loop over
+/// the block's threads: what a thread wrote before a barrier, every thread
+/// sees after it.
 static LogicalResult emulateLaunch(IRRewriter &rewriter, gpu::LaunchOp launch) {
   if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
       launch.getClusterSizeX() || launch.getDynamicSharedMemorySize() ||
-      !launch.getWorkgroupAttributions().empty() ||
       !launch.getPrivateAttributions().empty() ||
       !launch.getBody().hasOneBlock())
     return launch.emitError("qtrain-emulate-gpu: only synchronous launches "
-                            "of one block, without clusters or attributions, "
-                            "run on the host");
-  WalkResult barriers = launch.walk([](gpu::BarrierOp barrier) {
-    barrier.emitError("qtrain-emulate-gpu: a barrier cannot run in host "
-                      "loops");
+                            "of one block, without clusters or private "
+                            "attributions, run on the host");
+  Block &body = launch.getBody().front();
+  WalkResult nested = launch.walk([&](gpu::BarrierOp barrier) {
+    if (barrier->getBlock() == &body)
+      return WalkResult::advance();
+    barrier.emitError("qtrain-emulate-gpu: a barrier inside control flow "
+                      "cannot run in host loops");
     return WalkResult::interrupt();
   });
-  if (barriers.wasInterrupted())
+  if (nested.wasInterrupted())
     return failure();
+  bool phased = !launch.getWorkgroupAttributions().empty() ||
+                llvm::any_of(body, llvm::IsaPred<gpu::BarrierOp>);
 
   Location loc = launch.getLoc();
   rewriter.setInsertionPoint(launch);
@@ -62,35 +124,83 @@ static LogicalResult emulateLaunch(IRRewriter &rewriter, gpu::LaunchOp launch) {
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
   gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-  SmallVector<Value> upper = {grid.x,  grid.y,  grid.z,
-                              block.x, block.y, block.z};
-  auto loop =
-      scf::ParallelOp::create(rewriter, loc, SmallVector<Value>(6, zero), upper,
-                              SmallVector<Value>(6, one));
-  SmallVector<Value> ivs(loop.getInductionVars());
-  Block &body = launch.getBody().front();
-  gpu::KernelDim3 blockIds = launch.getBlockIds();
-  gpu::KernelDim3 threadIds = launch.getThreadIds();
-  gpu::KernelDim3 gridSize = launch.getGridSize();
-  gpu::KernelDim3 blockSize = launch.getBlockSize();
-  SmallVector<Value> replacements(body.getNumArguments());
-  auto set = [&](gpu::KernelDim3 dims, Value x, Value y, Value z) {
-    for (auto [arg, value] :
-         llvm::zip(SmallVector<Value>{dims.x, dims.y, dims.z},
-                   SmallVector<Value>{x, y, z}))
-      replacements[cast<BlockArgument>(arg).getArgNumber()] = value;
-  };
-  set(blockIds, ivs[0], ivs[1], ivs[2]);
-  set(threadIds, ivs[3], ivs[4], ivs[5]);
-  set(gridSize, grid.x, grid.y, grid.z);
-  set(blockSize, block.x, block.y, block.z);
-  if (llvm::any_of(replacements, [](Value v) { return !v; }))
-    return launch.emitError("qtrain-emulate-gpu: a launch argument has no "
-                            "host value");
-  Operation *terminator = body.getTerminator();
-  rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(),
-                             replacements);
-  rewriter.eraseOp(terminator);
+  if (!phased) {
+    SmallVector<Value> upper = {grid.x,  grid.y,  grid.z,
+                                block.x, block.y, block.z};
+    auto loop =
+        scf::ParallelOp::create(rewriter, loc, SmallVector<Value>(6, zero),
+                                upper, SmallVector<Value>(6, one));
+    SmallVector<Value> ivs(loop.getInductionVars());
+    SmallVector<Value> replacements =
+        launchArguments(launch, ValueRange(ivs).take_front(3),
+                        ValueRange(ivs).drop_front(3), ValueRange());
+    if (llvm::any_of(replacements, [](Value v) { return !v; }))
+      return launch.emitError("qtrain-emulate-gpu: a launch argument has no "
+                              "host value");
+    Operation *terminator = body.getTerminator();
+    rewriter.inlineBlockBefore(&body, loop.getBody()->getTerminator(),
+                               replacements);
+    rewriter.eraseOp(terminator);
+    rewriter.eraseOp(launch);
+    return success();
+  }
+
+  // Blocks one after the other (their workgroup buffers are their own).
+  auto blocks = scf::ForOp::create(rewriter, loc, zero, grid.x, one);
+  rewriter.setInsertionPoint(blocks.getBody()->getTerminator());
+  auto blocksY = scf::ForOp::create(rewriter, loc, zero, grid.y, one);
+  rewriter.setInsertionPoint(blocksY.getBody()->getTerminator());
+  auto blocksZ = scf::ForOp::create(rewriter, loc, zero, grid.z, one);
+  rewriter.setInsertionPoint(blocksZ.getBody()->getTerminator());
+  SmallVector<Value> blockIds = {blocks.getInductionVar(),
+                                 blocksY.getInductionVar(),
+                                 blocksZ.getInductionVar()};
+  SmallVector<Value> shared;
+  for (BlockArgument arg : launch.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(arg.getType());
+    if (!type.hasStaticShape())
+      return launch.emitError("qtrain-emulate-gpu: a workgroup buffer must "
+                              "have a static shape");
+    shared.push_back(memref::AllocOp::create(
+        rewriter, loc,
+        MemRefType::get(type.getShape(), type.getElementType(),
+                        type.getLayout())));
+  }
+  // The parts of the body between barriers.
+  SmallVector<SmallVector<Operation *>> parts(1);
+  for (Operation &op : body.without_terminator()) {
+    if (isa<gpu::BarrierOp>(op))
+      parts.emplace_back();
+    else
+      parts.back().push_back(&op);
+  }
+  for (ArrayRef<Operation *> part : parts) {
+    auto threads =
+        scf::ParallelOp::create(rewriter, loc, SmallVector<Value>(3, zero),
+                                SmallVector<Value>{block.x, block.y, block.z},
+                                SmallVector<Value>(3, one));
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(threads.getBody()->getTerminator());
+    SmallVector<Value> replacements =
+        launchArguments(launch, blockIds, threads.getInductionVars(), shared);
+    IRMapping mapping;
+    for (auto [arg, value] : llvm::zip_equal(body.getArguments(), replacements))
+      if (value)
+        mapping.map(arg, value);
+    for (Operation *op : part) {
+      WalkResult operands = op->walk([&](Operation *inner) {
+        for (Value operand : inner->getOperands())
+          if (failed(rematerialize(rewriter, operand, body, mapping)))
+            return WalkResult::interrupt();
+        return WalkResult::advance();
+      });
+      if (operands.wasInterrupted())
+        return failure();
+      rewriter.clone(*op, mapping);
+    }
+  }
+  for (Value buffer : shared)
+    memref::DeallocOp::create(rewriter, loc, buffer);
   rewriter.eraseOp(launch);
   return success();
 }

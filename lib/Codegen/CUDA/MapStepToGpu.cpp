@@ -419,6 +419,7 @@ void MapStepToGpuPass::runOnOperation() {
   ReductionSplitOptions split;
   split.fanIn = reductionFanIn;
   split.parallelBelow = splitReductionsBelow;
+  split.threadsPerBlock = threadsPerBlock;
   IRRewriter rewriter(&getContext());
   SmallVector<func::FuncOp> functions = hostFunctions(module);
   for (func::FuncOp fn : functions) {

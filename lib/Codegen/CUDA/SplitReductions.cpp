@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -246,6 +247,115 @@ parallelLoop(OpBuilder &b, Location loc, ArrayRef<int64_t> extents,
       });
 }
 
+/// One level of a split reduction as a launch of `blocks` blocks of
+/// `threads` threads (a power of two) per output element: thread t of block
+/// b combines the values b T + t, b T + t + B T, ... (fewer than `count`)
+/// that `valueAt` gives for an output element's parallel indices and a
+/// value's index; then the block combines its threads' results by halves in
+/// shared memory, thread t with t + s for s = T/2, ..., 1 (threads with no
+/// value drop out: they are the block's last), and thread 0 stores the
+/// block's result to `partials` at [parallel indices..., b], or, with one
+/// block per output element, calls `finish` with the parallel indices and
+/// the results.
+static gpu::LaunchOp blockLevel(
+    OpBuilder &b, Location loc, ArrayRef<int64_t> parallel, int64_t count,
+    int64_t blocks, int64_t threads, ArrayRef<Reduction> reductions,
+    ArrayRef<Type> types, ValueRange partials,
+    function_ref<SmallVector<Value>(OpBuilder &, ValueRange, Value)> valueAt,
+    function_ref<void(OpBuilder &, ValueRange, ValueRange)> finish) {
+  int64_t outputs = 1;
+  for (int64_t extent : parallel)
+    outputs *= extent;
+  auto index = [&](OpBuilder &b, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value one = index(b, 1);
+  SmallVector<Type> shared;
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  for (Type type : types)
+    shared.push_back(MemRefType::get({threads}, type,
+                                     MemRefLayoutAttrInterface(), workgroup));
+  auto launch = gpu::LaunchOp::create(
+      b, loc, index(b, outputs * blocks), one, one, index(b, threads), one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, shared);
+  Block &body = launch.getBody().front();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&body);
+  auto terminator = gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPoint(terminator);
+  ArrayRef<BlockArgument> scratch = launch.getWorkgroupAttributions();
+  Value blockId = launch.getBlockIds().x, thread = launch.getThreadIds().x;
+  Value threadsValue = index(b, threads);
+  Value blocksValue = index(b, blocks);
+  Value output = arith::DivUIOp::create(b, loc, blockId, blocksValue);
+  Value block = arith::RemUIOp::create(b, loc, blockId, blocksValue);
+  SmallVector<Value> parallelIndices;
+  if (!parallel.empty())
+    parallelIndices = delinearize(b, loc, output, parallel);
+  Value blockStart = arith::MulIOp::create(b, loc, block, threadsValue);
+  Value first = arith::AddIOp::create(b, loc, blockStart, thread);
+  Value end = index(b, count);
+  // The block's threads with a value: a prefix, of at least one thread.
+  Value active = arith::MinUIOp::create(
+      b, loc, threadsValue, arith::SubIOp::create(b, loc, end, blockStart));
+  Value has =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, first, end);
+  scf::IfOp::create(b, loc, has, [&](OpBuilder &b, Location) {
+    Value stride = index(b, blocks * threads);
+    auto loop = scf::ForOp::create(
+        b, loc, arith::AddIOp::create(b, loc, first, stride), end, stride,
+        valueAt(b, parallelIndices, first),
+        [&](OpBuilder &b, Location, Value r, ValueRange accumulators) {
+          scf::YieldOp::create(b, loc,
+                               combine(b, reductions, accumulators,
+                                       valueAt(b, parallelIndices, r)));
+        });
+    for (auto [value, buffer] : llvm::zip_equal(loop.getResults(), scratch))
+      memref::StoreOp::create(b, loc, value, buffer, thread);
+    scf::YieldOp::create(b, loc);
+  });
+  for (int64_t half = threads / 2; half >= 1; half /= 2) {
+    gpu::BarrierOp::create(b, loc);
+    Value halfValue = index(b, half);
+    Value partner = arith::AddIOp::create(b, loc, thread, halfValue);
+    Value lower = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        thread, halfValue);
+    Value present = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          partner, active);
+    Value both = arith::AndIOp::create(b, loc, lower, present);
+    scf::IfOp::create(b, loc, both, [&](OpBuilder &b, Location) {
+      SmallVector<Value> mine, theirs;
+      for (Value buffer : scratch) {
+        mine.push_back(memref::LoadOp::create(b, loc, buffer, thread));
+        theirs.push_back(memref::LoadOp::create(b, loc, buffer, partner));
+      }
+      for (auto [value, buffer] :
+           llvm::zip_equal(combine(b, reductions, mine, theirs), scratch))
+        memref::StoreOp::create(b, loc, value, buffer, thread);
+      scf::YieldOp::create(b, loc);
+    });
+  }
+  Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
+                                       index(b, 0));
+  scf::IfOp::create(b, loc, leader, [&](OpBuilder &b, Location) {
+    SmallVector<Value> results;
+    for (Value buffer : scratch)
+      results.push_back(memref::LoadOp::create(b, loc, buffer, index(b, 0)));
+    if (partials.empty()) {
+      finish(b, parallelIndices, results);
+    } else {
+      SmallVector<Value> at(parallelIndices);
+      at.push_back(block);
+      for (auto [result, partial] : llvm::zip_equal(results, partials))
+        memref::StoreOp::create(b, loc, result, partial, at);
+    }
+    scf::YieldOp::create(b, loc);
+  });
+  return launch;
+}
+
 SmallVector<Operation *>
 qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
                               ArrayRef<std::pair<unsigned, Value>> fills,
@@ -253,8 +363,9 @@ qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
   Shape shape = *matchShape(op);
   SmallVector<Reduction> reductions = *matchReductions(op);
   Location loc = op.getLoc();
-  unsigned numParallel = shape.parallel.size();
   int64_t fanIn = options.fanIn;
+  int64_t threads =
+      llvm::bit_floor(uint64_t(std::max<int64_t>(1, options.threadsPerBlock)));
   SmallVector<Value> outputs;
   SmallVector<AffineMap> outputMaps;
   for (OpOperand &init : op.getDpsInitsMutable()) {
@@ -266,7 +377,7 @@ qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
     types.push_back(reduction.combiner->getResult(0).getType());
 
   rewriter.setInsertionPoint(op);
-  SmallVector<Operation *> loops;
+  SmallVector<Operation *> levels;
   // Buffers of `count` partial values per output element.
   auto allocate = [&](int64_t count) {
     SmallVector<int64_t> partialShape(shape.parallel);
@@ -277,107 +388,102 @@ qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
           rewriter, loc, MemRefType::get(partialShape, type)));
     return buffers;
   };
-  auto withPartial = [](ValueRange parallel, Value partial) {
+  auto loadAll = [&](OpBuilder &b, ValueRange buffers, ValueRange parallel,
+                     Value at) {
     SmallVector<Value> indices(parallel);
-    indices.push_back(partial);
-    return indices;
+    indices.push_back(at);
+    SmallVector<Value> values;
+    for (Value buffer : buffers)
+      values.push_back(memref::LoadOp::create(b, loc, buffer, indices));
+    return values;
   };
 
-  // The first level: thread (p, g) combines the elements g, g + G, ...
-  int64_t count = llvm::divideCeil(shape.reducedCount, fanIn);
-  SmallVector<Value> partials = allocate(count);
-  SmallVector<int64_t> extents(shape.parallel);
-  extents.push_back(count);
-  loops.push_back(
-      parallelLoop(rewriter, loc, extents, [&](OpBuilder &b, ValueRange ivs) {
-        ValueRange parallel = ivs.take_front(numParallel);
-        Value g = ivs.back();
-        auto at = [&](OpBuilder &b, Value linear) {
-          SmallVector<Value> all(parallel);
-          llvm::append_range(all, delinearize(b, loc, linear, shape.reduced));
-          return elementValues(b, loc, op, reductions, all);
-        };
-        SmallVector<Value> first = at(b, g);
-        Value stride = arith::ConstantIndexOp::create(b, loc, count);
-        Value end = arith::ConstantIndexOp::create(b, loc, shape.reducedCount);
-        Value next = arith::AddIOp::create(b, loc, g, stride);
-        auto loop = scf::ForOp::create(
-            b, loc, next, end, stride, first,
-            [&](OpBuilder &b, Location, Value r, ValueRange accumulators) {
-              scf::YieldOp::create(
-                  b, loc, combine(b, reductions, accumulators, at(b, r)));
-            });
-        for (auto [value, partial] :
-             llvm::zip_equal(loop.getResults(), partials))
-          memref::StoreOp::create(b, loc, value, partial,
-                                  withPartial(parallel, g));
-      }));
-
-  // Next levels, down to one value per output element, then the last: the
-  // output's initial value combined with the partial values in order.
-  while (true) {
-    int64_t previousCount = count;
-    SmallVector<Value> previous = partials;
-    count = llvm::divideCeil(count, fanIn);
-    bool last = count == 1;
-    SmallVector<int64_t> levelExtents(shape.parallel);
-    if (!last) {
-      partials = allocate(count);
-      levelExtents.push_back(count);
+  // The output's initial value: the fill's, if it has one, else what it
+  // holds.
+  auto initialValues = [&](OpBuilder &b, ValueRange parallel) {
+    SmallVector<Value> initial;
+    for (unsigned index = 0; index < outputs.size(); ++index) {
+      auto fill = llvm::find_if(
+          fills, [&](auto entry) { return entry.first == index; });
+      initial.push_back(
+          fill != fills.end()
+              ? fill->second
+              : memref::LoadOp::create(
+                    b, loc, outputs[index],
+                    operandIndices(b, loc, outputMaps[index], parallel))
+                    .getResult());
     }
-    loops.push_back(parallelLoop(
-        rewriter, loc, levelExtents, [&](OpBuilder &b, ValueRange ivs) {
-          ValueRange parallel = ivs.take_front(numParallel);
-          Value g = last ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
-                         : ivs.back();
-          SmallVector<Value> initial;
-          if (last) {
-            for (unsigned index = 0; index < outputs.size(); ++index) {
-              Value output = outputs[index];
-              auto fill = llvm::find_if(
-                  fills, [&](auto entry) { return entry.first == index; });
-              initial.push_back(
-                  fill != fills.end()
-                      ? fill->second
-                      : memref::LoadOp::create(
-                            b, loc, output,
-                            operandIndices(b, loc, outputMaps[index], parallel))
-                            .getResult());
-            }
-          } else {
-            for (Value buffer : previous)
-              initial.push_back(memref::LoadOp::create(
-                  b, loc, buffer, withPartial(parallel, g)));
-          }
-          Value stride = arith::ConstantIndexOp::create(b, loc, count);
-          Value end = arith::ConstantIndexOp::create(b, loc, previousCount);
-          Value start =
-              last ? g : arith::AddIOp::create(b, loc, g, stride).getResult();
-          auto loop = scf::ForOp::create(
-              b, loc, start, end, stride, initial,
-              [&](OpBuilder &b, Location, Value m, ValueRange accumulators) {
-                SmallVector<Value> values;
-                for (Value buffer : previous)
-                  values.push_back(memref::LoadOp::create(
-                      b, loc, buffer, withPartial(parallel, m)));
-                scf::YieldOp::create(
-                    b, loc, combine(b, reductions, accumulators, values));
-              });
-          for (auto [index, value] : llvm::enumerate(loop.getResults())) {
-            if (last)
-              memref::StoreOp::create(
-                  b, loc, value, outputs[index],
-                  operandIndices(b, loc, outputMaps[index], parallel));
-            else
-              memref::StoreOp::create(b, loc, value, partials[index],
-                                      withPartial(parallel, g));
-          }
-        }));
+    return initial;
+  };
+  auto store = [&](OpBuilder &b, ValueRange parallel, ValueRange values) {
+    for (auto [index, value] : llvm::enumerate(values))
+      memref::StoreOp::create(
+          b, loc, value, outputs[index],
+          operandIndices(b, loc, outputMaps[index], parallel));
+  };
+  // A block level's leader, when its block is the output element's only
+  // one: the initial value combined with the block's result.
+  auto finish = [&](OpBuilder &b, ValueRange parallel, ValueRange results) {
+    store(b, parallel,
+          combine(b, reductions, initialValues(b, parallel), results));
+  };
+
+  // Block levels while more than 4 x fanIn values per output are left: the
+  // op's elements first, then the partial values of the level before.
+  int64_t perBlock = threads * fanIn;
+  int64_t count = llvm::divideCeil(shape.reducedCount, perBlock);
+  SmallVector<Value> partials;
+  if (count > 1)
+    partials = allocate(count);
+  levels.push_back(blockLevel(
+      rewriter, loc, shape.parallel, shape.reducedCount, count, threads,
+      reductions, types, partials,
+      [&](OpBuilder &b, ValueRange parallel, Value linear) {
+        SmallVector<Value> all(parallel);
+        llvm::append_range(all, delinearize(b, loc, linear, shape.reduced));
+        return elementValues(b, loc, op, reductions, all);
+      },
+      finish));
+  while (count > 4 * fanIn) {
+    SmallVector<Value> previous = partials;
+    int64_t previousCount = count;
+    count = llvm::divideCeil(count, perBlock);
+    partials.clear();
+    if (count > 1)
+      partials = allocate(count);
+    levels.push_back(blockLevel(
+        rewriter, loc, shape.parallel, previousCount, count, threads,
+        reductions, types, partials,
+        [&](OpBuilder &b, ValueRange parallel, Value at) {
+          return loadAll(b, previous, parallel, at);
+        },
+        finish));
     for (Value buffer : previous)
       memref::DeallocOp::create(rewriter, loc, buffer);
-    if (last)
-      break;
   }
+  if (count == 1) {
+    rewriter.eraseOp(op);
+    return levels;
+  }
+
+  // The last level: a thread per output element combines the output's
+  // initial value with the partial values, in order.
+  levels.push_back(parallelLoop(
+      rewriter, loc, shape.parallel, [&](OpBuilder &b, ValueRange parallel) {
+        auto loop = scf::ForOp::create(
+            b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+            arith::ConstantIndexOp::create(b, loc, count),
+            arith::ConstantIndexOp::create(b, loc, 1),
+            initialValues(b, parallel),
+            [&](OpBuilder &b, Location, Value m, ValueRange accumulators) {
+              scf::YieldOp::create(b, loc,
+                                   combine(b, reductions, accumulators,
+                                           loadAll(b, partials, parallel, m)));
+            });
+        store(b, parallel, loop.getResults());
+      }));
+  for (Value buffer : partials)
+    memref::DeallocOp::create(rewriter, loc, buffer);
   rewriter.eraseOp(op);
-  return loops;
+  return levels;
 }

@@ -54,12 +54,78 @@ func.func @blocks() {
 
 // -----
 
-func.func @barrier() {
+func.func @barrier_in_control_flow(%a: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
-    // expected-error @+1 {{a barrier cannot run in host loops}}
+    %first = arith.cmpi eq, %tx, %c0 : index
+    scf.if %first {
+      // expected-error @+1 {{a barrier inside control flow cannot run in host loops}}
+      gpu.barrier
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A value that crosses a barrier is recomputed after it; a load cannot be.
+func.func @barrier_crossing_load(%a: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    // expected-error @+1 {{a value that crosses a barrier must be recomputable (pure)}}
+    %v = memref.load %a[%tx] : memref<4xf32>
     gpu.barrier
+    memref.store %v, %a[%tx] : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Workgroup memory and barriers: the blocks one after the other, each with
+// a host buffer for the workgroup's, and the parts between barriers each
+// for every thread of the block before the next (here: each thread reads
+// its neighbour's element after the barrier). A value from before the
+// barrier (the neighbour's index) is recomputed after it.
+
+// CHECK-LABEL: func.func @shared(
+// CHECK-SAME:    %[[A:.*]]: memref<8xf32>)
+// CHECK:         scf.for %[[BX:.*]] = %{{.*}} to %[[C2:.*]] step
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               %[[SH:.*]] = memref.alloc() : memref<4xf32>
+// CHECK:               scf.parallel (%[[T1:.*]], %{{.*}}, %{{.*}}) =
+// CHECK:                 memref.load %[[A]]
+// CHECK:                 memref.store %{{.*}}, %[[SH]][%[[T1]]]
+// CHECK:               scf.parallel (%[[T2:.*]], %{{.*}}, %{{.*}}) =
+// CHECK:                 %[[NEXT:.*]] = arith.addi %[[T2]]
+// CHECK:                 %[[WRAP:.*]] = arith.remui %[[NEXT]]
+// CHECK:                 memref.load %[[SH]][%[[WRAP]]]
+// CHECK:                 memref.store
+// CHECK:               memref.dealloc %[[SH]]
+// CHECK-NOT:     gpu.
+func.func @shared(%a: memref<8xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1)
+             workgroup(%sh : memref<4xf32, #gpu.address_space<workgroup>>) {
+    %base = arith.muli %bx, %c4 : index
+    %i = arith.addi %base, %tx : index
+    %next = arith.addi %tx, %c1 : index
+    %wrap = arith.remui %next, %c4 : index
+    %v = memref.load %a[%i] : memref<8xf32>
+    memref.store %v, %sh[%tx] : memref<4xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %w = memref.load %sh[%wrap] : memref<4xf32, #gpu.address_space<workgroup>>
+    memref.store %w, %a[%i] : memref<8xf32>
     gpu.terminator
   }
   return

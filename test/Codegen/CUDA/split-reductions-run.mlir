@@ -3,10 +3,26 @@
 // RUN:       --reconcile-unrealized-casts \
 // RUN:   | mlir-runner -e main -entry-point-result=void \
 // RUN:       -shared-libs=%mlir_c_runner_utils | FileCheck %s
+// Many levels (8 values a block: 37000 -> 4625 -> 579 -> 73 -> 10 -> 2,
+// then the output's thread), blocks of 4 threads (6 rounded down):
+// RUN: qtrain-opt %s --qtrain-map-step-to-gpu="reduction-fan-in=2 threads-per-block=6" \
+// RUN:     --qtrain-emulate-gpu \
+// RUN:   | mlir-opt --lower-affine --convert-scf-to-cf --convert-to-llvm \
+// RUN:       --reconcile-unrealized-casts \
+// RUN:   | mlir-runner -e main -entry-point-result=void \
+// RUN:       -shared-libs=%mlir_c_runner_utils | FileCheck %s
+// Not split (one thread per output element), the same results:
+// RUN: qtrain-opt %s --qtrain-map-step-to-gpu="reduction-fan-in=0" \
+// RUN:     --qtrain-emulate-gpu \
+// RUN:   | mlir-opt --lower-affine --convert-scf-to-cf --convert-to-llvm \
+// RUN:       --reconcile-unrealized-casts \
+// RUN:   | mlir-runner -e main -entry-point-result=void \
+// RUN:       -shared-libs=%mlir_c_runner_utils | FileCheck %s
 
 // Split reductions (docs/passes/map-step-to-gpu.md) run on the CPU
-// (qtrain-emulate-gpu: each launch as loops over its blocks and threads;
-// printed by the C runner utilities' printI64),
+// (qtrain-emulate-gpu: each launch as loops over its blocks, each block's
+// parts between barriers as loops over its threads; printed by the C runner
+// utilities' printI64),
 // on integers, whose sums are exact: an element dropped or combined twice
 // by a level changes the result. The expected values are computed apart
 // (Python): sum over i < 37, j < 1000 of (1000 i + j) mod 97 is 1774839;

@@ -3,12 +3,13 @@
 // RUN: not qtrain-opt %s --split-input-file --qtrain-map-step-to-gpu="reduction-fan-in=-1" 2>&1 | FileCheck %s --check-prefix=NEG
 // NEG: error: qtrain-map-step-to-gpu: reduction-fan-in and split-reductions-below must not be negative
 
-// A reduction with few outputs and many elements each is split into levels
-// (reduction-fan-in, 32 by default): 1200 squares summed to a scalar become
-// 38 partial sums of at most 32 elements (thread g sums elements g, g + 38,
-// ...), then 2 of at most 19, then the output's initial value (the fill's
-// zero: the fill runs in the last level) plus the 2, in order. Without the
-// split, one thread sums all 1200.
+// A reduction with few outputs and many elements each is split: blocks of
+// threads-per-block threads (256), each thread combining at most
+// reduction-fan-in values (32) a stride apart, then the block's threads'
+// results in shared memory by halves. 1200 squares summed to a scalar are
+// one block: thread t sums elements t, t + 256, ...; the block's leader adds
+// the result to the output's initial value (the fill's zero: the fill runs
+// there) and stores it. Without the split, one thread sums all 1200.
 
 #id = affine_map<(i, j) -> (i, j)>
 #scalar = affine_map<(i, j) -> ()>
@@ -16,32 +17,38 @@
 // CHECK-LABEL: func.func @sum_of_squares(
 // CHECK-SAME:    %[[A:.*]]: memref<4x300xf32>, %[[S:.*]]: memref<f32>)
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:         %[[P1:.*]] = gpu.alloc  () : memref<38xf32>
-// CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %[[C38:.*]], {{.*}}, {{.*}})
-// CHECK:           %[[FIRST:.*]] = memref.load %[[A]]
-// CHECK:           %[[SQ:.*]] = arith.mulf %[[FIRST]], %[[FIRST]]
-// CHECK:           %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C38]] iter_args(%[[ACC:.*]] = %[[SQ]])
-// CHECK:             memref.load %[[A]]
-// CHECK:             arith.mulf
-// CHECK:             arith.addf %[[ACC]]
-// CHECK:           memref.store %[[SUM]], %[[P1]]
-// CHECK:         %[[P2:.*]] = gpu.alloc  () : memref<2xf32>
-// CHECK:         gpu.launch
-// CHECK:           memref.load %[[P1]]
-// CHECK:           scf.for
-// CHECK:             memref.load %[[P1]]
-// CHECK:           memref.store {{.*}}, %[[P2]]
-// CHECK:         gpu.dealloc  %[[P1]]
-// CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %[[C1:.*]], {{.*}} = %[[C1]], {{.*}} = %[[C1]])
-// CHECK:           scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]])
-// CHECK:             memref.load %[[P2]]
-// CHECK:           memref.store {{.*}}, %[[S]][]
-// CHECK:         gpu.dealloc  %[[P2]]
+// CHECK-DAG:     %[[C256:.*]] = arith.constant 256 : index
+// CHECK-DAG:     %[[C128:.*]] = arith.constant 128 : index
+// CHECK-NOT:     gpu.alloc
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %[[C1:.*]], {{.*}} = %[[C1]], {{.*}} = %[[C1]]) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in ({{.*}} = %[[C256]], {{.*}}) workgroup(%[[SH:.*]] : memref<256xf32, #gpu.address_space<workgroup>>)
+// CHECK:           scf.if
+// CHECK:             %[[FIRST:.*]] = memref.load %[[A]]
+// CHECK:             %[[SQ:.*]] = arith.mulf %[[FIRST]], %[[FIRST]]
+// CHECK:             %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C256]] iter_args(%[[ACC:.*]] = %[[SQ]])
+// CHECK:               memref.load %[[A]]
+// CHECK:               arith.mulf
+// CHECK:               arith.addf %[[ACC]]
+// CHECK:             memref.store %[[SUM]], %[[SH]][%[[T]]]
+// CHECK:           gpu.barrier
+// CHECK:           %[[PARTNER:.*]] = arith.addi %[[T]], %[[C128]]
+// CHECK:           %[[LOWER:.*]] = arith.cmpi ult, %[[T]], %[[C128]]
+// CHECK:           scf.if
+// CHECK:             %[[MINE:.*]] = memref.load %[[SH]][%[[T]]]
+// CHECK:             %[[THEIRS:.*]] = memref.load %[[SH]][%[[PARTNER]]]
+// CHECK:             %[[BOTH:.*]] = arith.addf %[[MINE]], %[[THEIRS]]
+// CHECK:             memref.store %[[BOTH]], %[[SH]][%[[T]]]
+// CHECK-COUNT-7:   gpu.barrier
+// CHECK:           scf.if
+// CHECK:             %[[TOTAL:.*]] = memref.load %[[SH]][%{{.*}}]
+// CHECK:             %[[OUT:.*]] = arith.addf %[[TOTAL]], %[[ZERO]]
+// CHECK:             memref.store %[[OUT]], %[[S]][]
+// CHECK:           gpu.terminator
 // CHECK-NOT:     gpu.launch
 // CHECK:         return
 
 // OFF-LABEL: func.func @sum_of_squares(
 // OFF:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %[[C1:.*]], {{.*}} = %[[C1]], {{.*}} = %[[C1]])
+// OFF-NOT:       workgroup
 // OFF:           scf.for
 // OFF:             scf.for
 // OFF-NOT:     gpu.launch
@@ -62,25 +69,27 @@ func.func @sum_of_squares(%a: memref<4x300xf32>, %s: memref<f32>) {
 
 // -----
 
-// A bias gradient: one sum per channel over batch and pixels (800 each).
-// Each channel gets 25 partial sums, then its output's value plus the 25.
+// A bias gradient: one sum per channel over batch and pixels (800 each):
+// a block per channel, whose leader adds the block's sum to the output's
+// value.
 
 #nchw = affine_map<(n, c, h, w) -> (n, c, h, w)>
 #c = affine_map<(n, c, h, w) -> (c)>
 
 // CHECK-LABEL: func.func @bias_gradient(
 // CHECK-SAME:    %[[DY:.*]]: memref<8x6x10x10xf32>, %[[DB:.*]]: memref<6xf32>)
-// CHECK:         %[[P:.*]] = gpu.alloc  () : memref<6x25xf32>
-// CHECK:         gpu.launch
-// CHECK:           memref.load %[[DY]]
+// CHECK-NOT:     gpu.alloc
+// CHECK:         gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in ({{.*}} = %[[C6:.*]], {{.*}}, {{.*}}) threads({{.*}}) in ({{.*}}) workgroup(%[[SH:.*]] : memref<256xf32, #gpu.address_space<workgroup>>)
+// CHECK:           memref.load %[[DY]][%{{.*}}, %[[B]], %{{.*}}, %{{.*}}]
 // CHECK:           scf.for
-// CHECK:             memref.load %[[DY]]
-// CHECK:           memref.store {{.*}}, %[[P]]
-// CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %[[C6:.*]], {{.*}}, {{.*}})
-// CHECK:           %[[INIT:.*]] = memref.load %[[DB]]
-// CHECK:           %[[SUM:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]])
-// CHECK:           memref.store %[[SUM]], %[[DB]]
-// CHECK:         gpu.dealloc  %[[P]]
+// CHECK:             memref.load %[[DY]][%{{.*}}, %[[B]], %{{.*}}, %{{.*}}]
+// CHECK-COUNT-8:   gpu.barrier
+// CHECK:           scf.if
+// CHECK:             %[[TOTAL:.*]] = memref.load %[[SH]][%c0]
+// CHECK:             %[[INIT:.*]] = memref.load %[[DB]][%[[B]]]
+// CHECK:             %[[OUT:.*]] = arith.addf %[[TOTAL]], %[[INIT]]
+// CHECK:             memref.store %[[OUT]], %[[DB]][%[[B]]]
+// CHECK-NOT:     gpu.launch
 func.func @bias_gradient(%dy: memref<8x6x10x10xf32>, %db: memref<6xf32>) {
   linalg.generic {indexing_maps = [#nchw, #c],
                   iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
@@ -95,31 +104,43 @@ func.func @bias_gradient(%dy: memref<8x6x10x10xf32>, %db: memref<6xf32>) {
 // -----
 
 // A quantizer's range: the minimum and the maximum of a tensor, two outputs
-// of one op, reduced side by side (4096 elements: 128, then 4, then 1).
+// of one op, reduced side by side. 131072 elements are 16 blocks of 8192
+// (each of 256 threads combining 32), whose results a thread then combines
+// with the outputs' values.
 
 #v = affine_map<(i) -> (i)>
 #s = affine_map<(i) -> ()>
 
 // CHECK-LABEL: func.func @range(
-// CHECK:         %[[LO1:.*]] = gpu.alloc  () : memref<128xf32>
-// CHECK:         %[[HI1:.*]] = gpu.alloc  () : memref<128xf32>
-// CHECK:         gpu.launch
-// CHECK:           scf.for
+// CHECK-SAME:    %[[X:.*]]: memref<131072xf32>, %[[LO:.*]]: memref<f32>, %[[HI:.*]]: memref<f32>)
+// CHECK:         %[[PLO:.*]] = gpu.alloc  () : memref<16xf32>
+// CHECK:         %[[PHI:.*]] = gpu.alloc  () : memref<16xf32>
+// CHECK:         gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in ({{.*}} = %[[C16:.*]], {{.*}}, {{.*}}) threads({{.*}}) in ({{.*}}) workgroup(%[[SLO:.*]] : memref<256xf32, #gpu.address_space<workgroup>>, %[[SHI:.*]] : memref<256xf32, #gpu.address_space<workgroup>>)
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C4096:.*]] iter_args
 // CHECK:             arith.minimumf
 // CHECK:             arith.maximumf
-// CHECK:         %[[LO2:.*]] = gpu.alloc  () : memref<4xf32>
-// CHECK:         %[[HI2:.*]] = gpu.alloc  () : memref<4xf32>
-// CHECK:         gpu.launch
-// CHECK:         gpu.dealloc  %[[LO1]]
-// CHECK:         gpu.dealloc  %[[HI1]]
-// CHECK:         gpu.launch
-// CHECK:           arith.minimumf
-// CHECK:           arith.maximumf
-// CHECK:         gpu.dealloc  %[[LO2]]
-// CHECK:         gpu.dealloc  %[[HI2]]
-func.func @range(%x: memref<4096xf32>, %lo: memref<f32>, %hi: memref<f32>) {
+// CHECK-COUNT-8:   gpu.barrier
+// CHECK:           scf.if
+// CHECK:             %[[BLO:.*]] = memref.load %[[SLO]][%c0]
+// CHECK:             %[[BHI:.*]] = memref.load %[[SHI]][%c0]
+// CHECK:             memref.store %[[BLO]], %[[PLO]][%{{.*}}]
+// CHECK:             memref.store %[[BHI]], %[[PHI]][%{{.*}}]
+// CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %[[C1:.*]], {{.*}} = %[[C1]], {{.*}} = %[[C1]])
+// CHECK-NOT:       workgroup
+// CHECK:           %[[L0:.*]] = memref.load %[[LO]][]
+// CHECK:           %[[H0:.*]] = memref.load %[[HI]][]
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %[[C16]] step %[[C1]] iter_args(%{{.*}} = %[[L0]], %{{.*}} = %[[H0]])
+// CHECK:             memref.load %[[PLO]]
+// CHECK:             memref.load %[[PHI]]
+// CHECK:             arith.minimumf
+// CHECK:             arith.maximumf
+// CHECK:           memref.store {{.*}}, %[[LO]][]
+// CHECK:           memref.store {{.*}}, %[[HI]][]
+// CHECK:         gpu.dealloc  %[[PLO]]
+// CHECK:         gpu.dealloc  %[[PHI]]
+func.func @range(%x: memref<131072xf32>, %lo: memref<f32>, %hi: memref<f32>) {
   linalg.generic {indexing_maps = [#v, #s, #s], iterator_types = ["reduction"]}
-      ins(%x : memref<4096xf32>) outs(%lo, %hi : memref<f32>, memref<f32>) {
+      ins(%x : memref<131072xf32>) outs(%lo, %hi : memref<f32>, memref<f32>) {
   ^bb0(%e: f32, %l: f32, %h: f32):
     %0 = arith.minimumf %e, %l : f32
     %1 = arith.maximumf %h, %e : f32
@@ -145,7 +166,7 @@ func.func @range(%x: memref<4096xf32>, %lo: memref<f32>, %hi: memref<f32>) {
 // CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %[[C1]], {{.*}} = %[[C1]], {{.*}} = %[[C1]])
 // CHECK:           scf.for
 // CHECK-NOT:     gpu.launch
-func.func @left_alone(%x: memref<128xf32>, %y: memref<4096xf32>, %s: memref<f32>,
+func.func @left_alone(%x: memref<128xf32>, %y: memref<131072xf32>, %s: memref<f32>,
                       %best: memref<f32>, %at: memref<index>) {
   linalg.generic {indexing_maps = [#v, #s], iterator_types = ["reduction"]}
       ins(%x : memref<128xf32>) outs(%s : memref<f32>) {
@@ -154,7 +175,7 @@ func.func @left_alone(%x: memref<128xf32>, %y: memref<4096xf32>, %s: memref<f32>
     linalg.yield %0 : f32
   }
   linalg.generic {indexing_maps = [#v, #s, #s], iterator_types = ["reduction"]}
-      ins(%y : memref<4096xf32>) outs(%best, %at : memref<f32>, memref<index>) {
+      ins(%y : memref<131072xf32>) outs(%best, %at : memref<f32>, memref<index>) {
   ^bb0(%e: f32, %b: f32, %i: index):
     %k = linalg.index 0 : index
     %gt = arith.cmpf ogt, %e, %b : f32

@@ -378,10 +378,10 @@ def MapStepToGpuPass : Pass<"qtrain-map-step-to-gpu", "::mlir::ModuleOp"> {
     `blockIdx.x` and the elements of a tile over `threadIdx.x`, with a guard
     for the last tile. A reduction with fewer output elements than
     `split-reductions-below` and more than 4 x `reduction-fan-in` elements
-    each (a quantizer's range, a bias gradient) is split into levels of
-    launches in which each thread combines at most `reduction-fan-in`
-    values, in a fixed order. Any other op without parallel loops runs on
-    one thread. Every buffer the host code makes is device memory:
+    each (a quantizer's range, a bias gradient) is split: blocks whose
+    threads each combine at most `reduction-fan-in` values, then the
+    block's threads' results in shared memory, in levels, in a fixed
+    order. Any other op without parallel loops runs on one thread. Every buffer the host code makes is device memory:
     `memref.alloc`/`dealloc`/`copy` become `gpu.alloc`/`dealloc`/`memcpy`,
     and a constant global is copied to a device buffer where it is read.
 
@@ -398,8 +398,9 @@ def MapStepToGpuPass : Pass<"qtrain-map-step-to-gpu", "::mlir::ModuleOp"> {
            /*default=*/"256", "Threads per block of every launch">,
     Option<"reductionFanIn", "reduction-fan-in", "int64_t",
            /*default=*/"32",
-           "The most elements one thread of a split reduction combines "
-           "(0 or 1: reductions are not split)">,
+           "The most values one thread of a split reduction combines before "
+           "its block combines its threads' (0 or 1: reductions are not "
+           "split)">,
     Option<"splitReductionsBelow", "split-reductions-below", "int64_t",
            /*default=*/"65536",
            "Split the reductions of ops with fewer output elements than "
@@ -461,10 +462,14 @@ def EmulateGpuPass : Pass<"qtrain-emulate-gpu", "::mlir::ModuleOp"> {
     and block (the block and thread ids its induction variables), and
     `gpu.alloc`/`dealloc`/`memcpy` become their `memref` forms, so that the
     step `qtrain-map-step-to-gpu` made runs on the CPU and is compared there
-    with the CPU step (`qtrain-compile --cuda-emulate-step`). This is exact
-    for kernels without barriers, shared memory or clusters (an error
-    otherwise), which is every kernel that pass makes; it checks the mapping
-    of the step onto threads and device buffers, not NVVM code generation.
+    with the CPU step (`qtrain-compile --cuda-emulate-step`). A launch with
+    workgroup memory or barriers (those of split reductions) runs block by
+    block, with host buffers for the workgroup's, and the parts of its body
+    between barriers one after the other, each for every thread of the
+    block; a value that crosses a barrier is recomputed (it must be pure).
+    This is exact for every kernel that pass makes (barriers inside control
+    flow, clusters and private memory are errors); it checks the mapping of
+    the step onto threads and device buffers, not NVVM code generation.
     The `qtrain.host_visible` marks of the entry points go: every buffer is
     host memory.
 

@@ -9,10 +9,11 @@
 /// thread, which runs the op's reductions as a loop. A reduction with few
 /// outputs and many elements (a quantizer's range: one output, every
 /// element of a tensor; a bias gradient: one output per channel) would then
-/// run on a handful of threads. This library lowers such an op to loops
-/// that reduce in levels instead: each thread of a level combines at most
-/// `fanIn` elements (of the op's operands, then of the level before), in a
-/// fixed order, so the result does not depend on how threads are scheduled.
+/// run on a handful of threads. This library lowers such an op to levels
+/// that reduce in blocks of threads instead (each thread combines at most
+/// `fanIn` values, then the block combines its threads' results in shared
+/// memory), in a fixed order, so the result does not depend on how threads
+/// are scheduled.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +33,9 @@ struct ReductionSplitOptions {
   /// Ops with at least this many output elements (parallel iterations) are
   /// left as they are: they give the GPU enough threads already.
   int64_t parallelBelow = 65536;
+  /// Threads of a block that reduces in shared memory (rounded down to a
+  /// power of two).
+  int64_t threadsPerBlock = 256;
 };
 
 /// Whether `op` is a reduction the split serves: a generic on buffers with
@@ -44,15 +48,21 @@ struct ReductionSplitOptions {
 bool isSplittableReduction(linalg::GenericOp op,
                            const ReductionSplitOptions &options);
 
-/// Replaces `op` (isSplittableReduction) with scf.parallel loops, one per
-/// level: the first reduces the op's elements of each output element to
-/// ceil(R / fanIn) partial values (thread g combines elements g, g + G,
-/// g + 2G, ...: neighbouring threads read neighbouring elements), each next
-/// level divides their number by `fanIn`, and the last combines the output's
-/// initial value (its element of `fills`, if the output has one, else what
-/// the output holds) with the partial values in order and stores the
-/// result. The partial values live in buffers allocated before the first
-/// level and freed after the level that reads them. Returns the loops.
+/// Replaces `op` (isSplittableReduction) with levels of launches: each
+/// block of `threadsPerBlock` threads T of the first combines up to
+/// T x `fanIn` of an output element's values (thread t of block b the
+/// values b T + t, b T + t + B T, ..., so that neighbouring threads read
+/// neighbouring elements; then the block's threads' results in shared
+/// memory, by halves), one partial value per block; while more than 4 x
+/// `fanIn` partial values per output element are left, a level reduces them
+/// the same way; the last level is an scf.parallel (for
+/// qtrain-map-step-to-gpu to map) of a thread per output element, which
+/// combines the output's initial value (its element of `fills`, if the
+/// output has one, else what the output holds) with the partial values in
+/// order and stores the result. The order of every combination is fixed by
+/// the indices, not by scheduling. The partial values live in buffers
+/// allocated before the first level and freed after the level that reads
+/// them. Returns the levels (gpu.launch ops and the last scf.parallel).
 SmallVector<Operation *>
 splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
                       ArrayRef<std::pair<unsigned, Value>> fills,
