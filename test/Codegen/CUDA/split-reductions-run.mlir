@@ -38,6 +38,7 @@
 #s = affine_map<(i) -> ()>
 
 // CHECK: 1774844
+// CHECK-NEXT: 1774846
 // CHECK-NEXT: 1719600
 // CHECK-NEXT: 1800600
 // CHECK-NEXT: 1881600
@@ -84,8 +85,33 @@ func.func @main() {
     linalg.yield %r : i32
   }
   %total = memref.load %sum[] : memref<i32>
+
+  // The same values made from the reduction's own indices (linalg.index of
+  // its reduced loops; the input only gives the loops' sizes), onto 7:
+  // 1774846.
+  %again = memref.alloc() : memref<i32>
+  %seven = arith.constant 7 : i32
+  linalg.fill ins(%seven : i32) outs(%again : memref<i32>)
+  linalg.generic {indexing_maps = [#id2, #scalar2],
+                  iterator_types = ["reduction", "reduction"]}
+      ins(%a : memref<37x1000xi32>) outs(%again : memref<i32>) {
+  ^bb0(%unused: i32, %acc: i32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %ii = arith.index_cast %i : index to i32
+    %jj = arith.index_cast %j : index to i32
+    %k = arith.muli %ii, %c1000 : i32
+    %l = arith.addi %k, %jj : i32
+    %m = arith.remui %l, %c97 : i32
+    %r = arith.addi %m, %acc : i32
+    linalg.yield %r : i32
+  }
+  %total2 = memref.load %again[] : memref<i32>
   %w1 = arith.extsi %total : i32 to i64
   func.call @printI64(%w1) : (i64) -> ()
+  func.call @printNewline() : () -> ()
+  %w0 = arith.extsi %total2 : i32 to i64
+  func.call @printI64(%w0) : (i64) -> ()
   func.call @printNewline() : () -> ()
 
   // Per channel over batch and pixels, onto 1000 c (not a fill: the last
@@ -170,6 +196,7 @@ func.func @main() {
   func.call @printNewline() : () -> ()
   memref.dealloc %a : memref<37x1000xi32>
   memref.dealloc %sum : memref<i32>
+  memref.dealloc %again : memref<i32>
   memref.dealloc %dy : memref<8x6x10x10xi32>
   memref.dealloc %db : memref<6xi32>
   memref.dealloc %x : memref<4096xi32>
