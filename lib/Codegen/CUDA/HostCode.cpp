@@ -5,12 +5,20 @@
 //===----------------------------------------------------------------------===//
 
 #include "qtrain/Codegen/CUDA/HostCode.h"
+
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "qtrain/Analysis/BufferAliasing.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
+
+Value qtrain::rootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
 
 bool qtrain::isStepBuffer(Value root) {
   return isa_and_nonnull<memref::AllocOp, memref::GetGlobalOp>(

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "qtrain/Codegen/CUDA/HostCode.h"
 #include "qtrain/Codegen/CUDA/Passes.h"
 #include "qtrain/Codegen/CUDA/SplitReductions.h"
 
@@ -139,14 +140,6 @@ static LogicalResult toParallelLoops(IRRewriter &rewriter, linalg::LinalgOp op,
     return generic.emitError("qtrain: cannot lower this op to loops");
   rewriter.eraseOp(generic);
   return success();
-}
-
-/// What `value` views, through view-like ops: a function argument or the
-/// op that made the buffer.
-static Value rootBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
 }
 
 /// The linalg.fill of `op`'s init `index` that can run inside `op`'s

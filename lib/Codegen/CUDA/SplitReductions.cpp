@@ -12,6 +12,8 @@
 
 #include "qtrain/Codegen/CUDA/SplitReductions.h"
 
+#include "qtrain/Codegen/CUDA/HostCode.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -34,12 +36,6 @@ static bool isCombiner(Operation *op) {
              arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
              arith::MinNumFOp, arith::MaxSIOp, arith::MinSIOp, arith::MaxUIOp,
              arith::MinUIOp, arith::AndIOp, arith::OrIOp, arith::XOrIOp>(op);
-}
-
-static Value rootBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
 }
 
 namespace {
@@ -356,10 +352,9 @@ static gpu::LaunchOp blockLevel(
   return launch;
 }
 
-SmallVector<Operation *>
-qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
-                              ArrayRef<std::pair<unsigned, Value>> fills,
-                              const ReductionSplitOptions &options) {
+void qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
+                                   ArrayRef<std::pair<unsigned, Value>> fills,
+                                   const ReductionSplitOptions &options) {
   Shape shape = *matchShape(op);
   SmallVector<Reduction> reductions = *matchReductions(op);
   Location loc = op.getLoc();
@@ -377,7 +372,6 @@ qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
     types.push_back(reduction.combiner->getResult(0).getType());
 
   rewriter.setInsertionPoint(op);
-  SmallVector<Operation *> levels;
   // Buffers of `count` partial values per output element.
   auto allocate = [&](int64_t count) {
     SmallVector<int64_t> partialShape(shape.parallel);
@@ -435,7 +429,7 @@ qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
   SmallVector<Value> partials;
   if (count > 1)
     partials = allocate(count);
-  levels.push_back(blockLevel(
+  blockLevel(
       rewriter, loc, shape.parallel, shape.reducedCount, count, threads,
       reductions, types, partials,
       [&](OpBuilder &b, ValueRange parallel, Value linear) {
@@ -443,7 +437,7 @@ qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
         llvm::append_range(all, delinearize(b, loc, linear, shape.reduced));
         return elementValues(b, loc, op, reductions, all);
       },
-      finish));
+      finish);
   while (count > 4 * fanIn) {
     SmallVector<Value> previous = partials;
     int64_t previousCount = count;
@@ -451,24 +445,24 @@ qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
     partials.clear();
     if (count > 1)
       partials = allocate(count);
-    levels.push_back(blockLevel(
+    blockLevel(
         rewriter, loc, shape.parallel, previousCount, count, threads,
         reductions, types, partials,
         [&](OpBuilder &b, ValueRange parallel, Value at) {
           return loadAll(b, previous, parallel, at);
         },
-        finish));
+        finish);
     for (Value buffer : previous)
       memref::DeallocOp::create(rewriter, loc, buffer);
   }
   if (count == 1) {
     rewriter.eraseOp(op);
-    return levels;
+    return;
   }
 
   // The last level: a thread per output element combines the output's
   // initial value with the partial values, in order.
-  levels.push_back(parallelLoop(
+  parallelLoop(
       rewriter, loc, shape.parallel, [&](OpBuilder &b, ValueRange parallel) {
         auto loop = scf::ForOp::create(
             b, loc, arith::ConstantIndexOp::create(b, loc, 0),
@@ -481,9 +475,8 @@ qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
                                            loadAll(b, partials, parallel, m)));
             });
         store(b, parallel, loop.getResults());
-      }));
+      });
   for (Value buffer : partials)
     memref::DeallocOp::create(rewriter, loc, buffer);
   rewriter.eraseOp(op);
-  return levels;
 }

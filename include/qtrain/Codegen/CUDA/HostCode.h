@@ -21,6 +21,10 @@
 
 namespace mlir::qtrain {
 
+/// The buffer `value` views, through view-like ops: a function argument or
+/// the op that made the buffer.
+Value rootBuffer(Value value);
+
 /// Whether `root` (a buffer, not a view) is memory the step made, which
 /// qtrain-map-step-to-gpu places on the device: an allocation, or a
 /// constant global. Arguments are not: the runtime may keep some in host

@@ -62,11 +62,10 @@ bool isSplittableReduction(linalg::GenericOp op,
 /// order and stores the result. The order of every combination is fixed by
 /// the indices, not by scheduling. The partial values live in buffers
 /// allocated before the first level and freed after the level that reads
-/// them. Returns the levels (gpu.launch ops and the last scf.parallel).
-SmallVector<Operation *>
-splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
-                      ArrayRef<std::pair<unsigned, Value>> fills,
-                      const ReductionSplitOptions &options);
+/// them.
+void splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
+                           ArrayRef<std::pair<unsigned, Value>> fills,
+                           const ReductionSplitOptions &options);
 
 } // namespace mlir::qtrain
 
