@@ -106,6 +106,7 @@ void mlir::qtrain::registerAllPasses() {
   registerCSEPass();
   // The CUDA step's kernels (docs/cuda.md): outlined from the launches of
   // qtrain-lower-cuda-step, with the chip's NVVM target.
+  registerGpuLaunchSinkIndexComputationsPass();
   registerGpuKernelOutliningPass();
   registerGpuNVVMAttachTarget();
   registerSymbolDCEPass();
