@@ -7,9 +7,11 @@
 /// \file
 /// The conservative aliasing facts the buffer-level passes rely on
 /// (qtrain-microkernels folding a transpose, qtrain-promote-accumulators
-/// keeping a sum in a register): a view is the buffer it views; distinct
-/// allocations never overlap, nor an allocation and a function argument;
-/// two function arguments may.
+/// keeping a sum in a register, on the CPU and in the CUDA step's
+/// kernels): a view is the buffer it views; distinct allocations (any op
+/// that allocates its result: memref.alloc, memref.alloca, gpu.alloc) never
+/// overlap, nor an allocation and a function argument; two function
+/// arguments may.
 ///
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,7 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::qtrain {
@@ -46,9 +49,11 @@ inline bool isFunctionArgument(Value v) {
 inline bool mayAlias(Value a, Value b) {
   if (a == b)
     return true;
+  // Memory an op allocates as its result (memref.alloc, memref.alloca,
+  // gpu.alloc on the CUDA step's device).
   auto fresh = [](Value v) {
-    return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
-        v.getDefiningOp());
+    Operation *def = v.getDefiningOp();
+    return def && hasEffect<MemoryEffects::Allocate>(def, v);
   };
   if (fresh(a) && (fresh(b) || isFunctionArgument(b)))
     return false;

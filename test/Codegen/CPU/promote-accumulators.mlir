@@ -129,3 +129,59 @@ func.func @unknown_or_moving(%w: memref<128xi32>) -> memref<128xi32> {
   }
   return %t : memref<128xi32>
 }
+
+// In the CUDA step's kernels (qtrain-lower-cuda-step runs this pass after
+// qtrain-map-step-to-gpu): a thread's sum over k into its element of a
+// device buffer, reading another. Two gpu.alloc buffers never overlap, so
+// the sum is carried in a register; the kernel stores once.
+// CHECK-LABEL: func.func @kernel_row_sums
+// CHECK: gpu.launch
+// CHECK:   %[[INIT:.*]] = memref.load %[[OUT:.*]][%[[T:.*]]] : memref<256xf32>
+// CHECK:   %[[SUM:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]]) -> (f32) {
+// CHECK-NOT: memref.store
+// CHECK:   memref.store %[[SUM]], %[[OUT]][%[[T]]]
+// CHECK:   gpu.terminator
+func.func @kernel_row_sums() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %in = gpu.alloc () : memref<256x128xf32>
+  %out = gpu.alloc () : memref<256xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    scf.for %k = %c0 to %c128 step %c1 {
+      %v = memref.load %in[%tx, %k] : memref<256x128xf32>
+      %acc = memref.load %out[%tx] : memref<256xf32>
+      %s = arith.addf %acc, %v : f32
+      memref.store %s, %out[%tx] : memref<256xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// The same kernel over two arguments of the function, which the caller may
+// have given the same memory: left as it is.
+// CHECK-LABEL: func.func @kernel_arguments
+// CHECK: gpu.launch
+// CHECK:   scf.for
+// CHECK-NOT: iter_args
+// CHECK:     memref.store
+func.func @kernel_arguments(%in: memref<256x128xf32>, %out: memref<256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    scf.for %k = %c0 to %c128 step %c1 {
+      %v = memref.load %in[%tx, %k] : memref<256x128xf32>
+      %acc = memref.load %out[%tx] : memref<256xf32>
+      %s = arith.addf %acc, %v : f32
+      memref.store %s, %out[%tx] : memref<256xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
