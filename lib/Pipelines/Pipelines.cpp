@@ -359,6 +359,10 @@ LogicalResult mlir::qtrain::buildCUDAStepPipeline(
   pm.addPass(createMergeLaunchesPass());
   // Reads of arguments nothing writes (promotion flags) before any launch.
   pm.addPass(createHoistArgumentReadsPass());
+  // The entry points' scalars (the Philox step, the learning rate) from a
+  // device record, so that a step's kernel parameters are the same every
+  // step and its CUDA graph is launched again without updates.
+  pm.addPass(createArgumentsToDevicePass());
   return success();
 }
 

@@ -14,6 +14,8 @@
 
 #include "qtrain/Codegen/CUDA/Passes.h"
 
+#include "qtrain/Analysis/BufferAliasing.h"
+
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -102,7 +104,8 @@ struct DeallocToCall : ConvertOpToLLVMPattern<gpu::DeallocOp> {
   }
 };
 
-/// gpu.memcpy of dense buffers -> qtrain_cuda_memcpy(dst, src, bytes).
+/// gpu.memcpy of dense buffers -> qtrain_cuda_memcpy(dst, src, bytes), or
+/// qtrain_cuda_upload(dst, src, bytes) from a memref.alloca.
 struct MemcpyToCall : ConvertOpToLLVMPattern<gpu::MemcpyOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
@@ -128,7 +131,13 @@ struct MemcpyToCall : ConvertOpToLLVMPattern<gpu::MemcpyOp> {
                                  d.alignedPtr(rewriter, loc),
                                  ValueRange{d.offset(rewriter, loc)});
     };
-    if (failed(callRuntime(rewriter, op, "qtrain_cuda_memcpy",
+    // A copy from the host code's stack (a record of scalar arguments,
+    // qtrain-arguments-to-device) is an upload in stream order; any other
+    // copy waits for the launches before it.
+    bool upload =
+        isa_and_nonnull<memref::AllocaOp>(rootOf(op.getSrc()).getDefiningOp());
+    if (failed(callRuntime(rewriter, op,
+                           upload ? "qtrain_cuda_upload" : "qtrain_cuda_memcpy",
                            {getPtrType(), getPtrType(), getIndexType()}, Type(),
                            {start(target), start(source), bytes})))
       return failure();
@@ -174,10 +183,14 @@ void CudaHostCallsPass::runOnOperation() {
     if (effects && !op->getParentOfType<gpu::LaunchOp>()) {
       SmallVector<MemoryEffects::EffectInstance> instances;
       effects.getEffects(instances);
+      // (The host code's stack, memref.alloca, is the host's alone.)
       if (llvm::any_of(instances, [](MemoryEffects::EffectInstance &e) {
             return isa<MemoryEffects::Read, MemoryEffects::Write>(
                        e.getEffect()) &&
-                   e.getValue() && isa<BaseMemRefType>(e.getValue().getType());
+                   e.getValue() &&
+                   isa<BaseMemRefType>(e.getValue().getType()) &&
+                   !isa_and_nonnull<memref::AllocaOp>(
+                       rootOf(e.getValue()).getDefiningOp());
           }))
         hostAccesses.push_back(op);
     }

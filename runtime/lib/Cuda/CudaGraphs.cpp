@@ -21,8 +21,6 @@ namespace {
 
 /// Parameter buffers of consecutive ops start 16-byte aligned.
 constexpr size_t kParamAlign = 16;
-/// Graphs kept per structure (CudaGraphs.h).
-constexpr size_t kGraphsPerStructure = 2;
 /// The most parameters asked for, should a driver never say an index is
 /// out of range (a kernel's parameters fill at most 32 KiB).
 constexpr size_t kMaxParams = 8192;
@@ -30,13 +28,15 @@ constexpr size_t kMaxParams = 8192;
 } // namespace
 
 Status CudaGraphRecorder::open(const CudaDriver &driver, size_t capacity,
-                               std::unique_ptr<CudaGraphRecorder> &out) {
+                               std::unique_ptr<CudaGraphRecorder> &out,
+                               size_t perStructure) {
   if (!driver.getMissingGraphFunction().empty())
     return Status::error("the CUDA driver " + driver.getPath() + " has no " +
                          driver.getMissingGraphFunction() +
                          " (CUDA graphs need a driver of CUDA 12.4 or later)");
   std::unique_ptr<CudaGraphRecorder> recorder(
-      new CudaGraphRecorder(driver, std::max<size_t>(capacity, 1)));
+      new CudaGraphRecorder(driver, std::max<size_t>(capacity, 1),
+                            std::max<size_t>(perStructure, 1)));
   if (Status s = driver.check(
           driver.api().cuStreamCreate(&recorder->stream, kCudaStreamDefault),
           "cuStreamCreate");
@@ -328,7 +328,7 @@ Status CudaGraphRecorder::flush() {
       }
   }
   Status made = Status::success();
-  if (chosen && (fewest == 0 || kept >= kGraphsPerStructure)) {
+  if (chosen && (fewest == 0 || kept >= perStructure)) {
     if (fewest > 0)
       made = update(*chosen);
   } else {

@@ -17,6 +17,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -26,6 +27,10 @@
 using namespace qtrain::rt;
 
 namespace {
+
+/// The first word of an upload's key among a segment's library calls (a
+/// GEMM's starts with its kind, 0 to 4).
+constexpr uint64_t kUploadKey = ~uint64_t(0);
 
 /// The pool of step buffers, by size and kind (device or managed). A
 /// request takes the free buffer of its size and kind at the lowest
@@ -63,6 +68,14 @@ struct HostAbi {
   /// Records the launches for CUDA graphs or, turned off, checks each
   /// against its kernel; null where the driver has no graphs.
   CudaGraphRecorder *graphs = nullptr;
+  /// Page-locked copies of uploaded host values, per destination
+  /// (qtrain_cuda_upload); `pending` until a wait after their copy.
+  struct Staging {
+    void *host = nullptr;
+    size_t bytes = 0;
+    bool pending = false;
+  };
+  std::unordered_map<CUdeviceptr, Staging> staging;
 };
 
 HostAbi &abi() {
@@ -153,6 +166,11 @@ std::string qtrain::rt::takeCudaHostError() {
 void qtrain::rt::releaseCudaHostPool() {
   HostAbi &a = abi();
   std::lock_guard<std::mutex> lock(a.mutex);
+  if (a.driver)
+    for (auto &[destination, staging] : a.staging)
+      if (staging.host)
+        (void)a.driver->api().cuMemFreeHost(staging.host);
+  a.staging.clear();
   if (a.driver)
     for (const auto &[size, shared, pointer] : a.pool.free)
       (void)a.driver->api().cuMemFree(pointer);
@@ -292,16 +310,69 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
      "cuLaunchKernel");
 }
 
+/// Runs what was recorded and waits for the device.
+static void wait(HostAbi &a) {
+  flush(a);
+  a.pending = false;
+  ++a.waits;
+  if (ok(a, a.driver->api().cuCtxSynchronize(),
+         "cuCtxSynchronize (a kernel of the step failed)"))
+    for (auto &[destination, staging] : a.staging)
+      staging.pending = false;
+}
+
 extern "C" void qtrain_cuda_synchronize() {
   HostAbi &a = abi();
   std::lock_guard<std::mutex> lock(a.mutex);
   if (!a.pending || !usable(a, "qtrain_cuda_synchronize"))
     return;
-  flush(a);
-  a.pending = false;
-  ++a.waits;
-  ok(a, a.driver->api().cuCtxSynchronize(),
-     "cuCtxSynchronize (a kernel of the step failed)");
+  wait(a);
+}
+
+extern "C" void qtrain_cuda_upload(void *destination, const void *source,
+                                   int64_t bytes) {
+  HostAbi &a = abi();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  if (!usable(a, "qtrain_cuda_upload") || bytes <= 0)
+    return;
+  const CudaDriverApi &f = a.driver->api();
+  CUdeviceptr target = reinterpret_cast<CUdeviceptr>(destination);
+  HostAbi::Staging &staging = a.staging[target];
+  // The last copy from this staging memory may not have run yet (two
+  // uploads to one buffer without a wait between them): it must read the
+  // values it was given.
+  if (staging.pending) {
+    wait(a);
+    if (!a.error.empty())
+      return;
+  }
+  if (staging.bytes < size_t(bytes)) {
+    if (staging.host)
+      (void)f.cuMemFreeHost(staging.host);
+    staging = {};
+    if (!ok(a, f.cuMemAllocHost(&staging.host, size_t(bytes)),
+            "cuMemAllocHost"))
+      return;
+    staging.bytes = size_t(bytes);
+  }
+  std::memcpy(staging.host, source, size_t(bytes));
+  staging.pending = true;
+  a.pending = true;
+  const void *host = staging.host;
+  size_t size = size_t(bytes);
+  if (a.graphs && a.graphs->isRecording()) {
+    // The same key every step: the graph's copy node reads the staging
+    // memory when it runs.
+    const CudaDriver *driver = a.driver;
+    a.graphs->recordCall({kUploadKey, target, uint64_t(uintptr_t(host)), size},
+                         [driver, target, host, size](CUstream stream) {
+                           return driver->check(driver->api().cuMemcpyHtoDAsync(
+                                                    target, host, size, stream),
+                                                "cuMemcpyHtoDAsync");
+                         });
+    return;
+  }
+  ok(a, f.cuMemcpyHtoDAsync(target, host, size, nullptr), "cuMemcpyHtoDAsync");
 }
 
 /// The manifest's spelling of qtrain_cuda_gemm's codes, or null.

@@ -51,3 +51,27 @@ func.func @strided(%a: memref<4xf32, #strided>, %b: memref<4xf32>) {
   gpu.memcpy %b, %a : memref<4xf32>, memref<4xf32, #strided>
   return
 }
+
+// -----
+
+// A copy from the host code's stack (the record of an entry point's scalar
+// arguments, qtrain-arguments-to-device) is an upload, ordered after the
+// launches before it without waiting for them; the host's stores to its
+// stack need no wait either.
+// CHECK-DAG:   llvm.func @qtrain_cuda_upload(!llvm.ptr, !llvm.ptr, i64)
+// CHECK-LABEL: func.func @record(
+// CHECK-NOT:     qtrain_cuda_synchronize
+// CHECK:         memref.store
+// CHECK-NOT:     qtrain_cuda_synchronize
+// CHECK:         llvm.call @qtrain_cuda_upload(%{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> ()
+// CHECK-NOT:     qtrain_cuda_memcpy
+// CHECK:         return
+func.func @record(%step: i64) {
+  %c0 = arith.constant 0 : index
+  %host = memref.alloca () : memref<1xi64>
+  memref.store %step, %host[%c0] : memref<1xi64>
+  %device = gpu.alloc () : memref<1xi64>
+  gpu.memcpy %device, %host : memref<1xi64>, memref<1xi64>
+  gpu.dealloc %device : memref<1xi64>
+  return
+}

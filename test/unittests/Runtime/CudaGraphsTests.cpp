@@ -131,9 +131,10 @@ protected:
   CUfunction scale = nullptr, copy = nullptr;
 };
 
-TEST_F(CudaGraphsTest, CapturesOnceAndUpdatesOnlyWhatChanged) {
+TEST_F(CudaGraphsTest, CapturesEachParameterSetOnceThenUpdates) {
   std::unique_ptr<CudaGraphRecorder> graphs;
-  Status s = CudaGraphRecorder::open(*driver, 8, graphs);
+  // At most four graphs of one structure.
+  Status s = CudaGraphRecorder::open(*driver, 8, graphs, 4);
   ASSERT_TRUE(s.isOk()) << s.message();
   record(*graphs, 0x1000, 5);
   ASSERT_TRUE(graphs->flush().isOk());
@@ -151,32 +152,47 @@ TEST_F(CudaGraphsTest, CapturesOnceAndUpdatesOnlyWhatChanged) {
   ASSERT_TRUE(graphs->flush().isOk());
   EXPECT_EQ(graphs->getCaptures(), 2);
   EXPECT_EQ(graphs->getNodeUpdates(), 0);
-  // Then each step runs on the graph of its buffer, updated only where a
-  // scalar changed: one node each time.
+  // Another scalar (another precision's constants): a graph for each
+  // buffer too.
   record(*graphs, 0x1000, 6);
   ASSERT_TRUE(graphs->flush().isOk());
-  EXPECT_EQ(graphs->getNodeUpdates(), 1);
   record(*graphs, 0x2000, 6);
   ASSERT_TRUE(graphs->flush().isOk());
-  EXPECT_EQ(graphs->getNodeUpdates(), 2);
-  record(*graphs, 0x1000, 6);
+  EXPECT_EQ(graphs->getCaptures(), 4);
+  EXPECT_EQ(graphs->getNodeUpdates(), 0);
+  // Switching back and forth is a lookup: no capture, no update.
+  for (int32_t n : {5, 6, 5}) {
+    record(*graphs, 0x1000, n);
+    ASSERT_TRUE(graphs->flush().isOk());
+    record(*graphs, 0x2000, n);
+    ASSERT_TRUE(graphs->flush().isOk());
+  }
+  EXPECT_EQ(graphs->getCaptures(), 4);
+  EXPECT_EQ(graphs->getNodeUpdates(), 0);
+  // A fifth set, with the structure's four graphs kept: the nearest graph
+  // (0x1000 with 5, which differs only in the scale kernel's n) is
+  // updated, one node, and then serves the new set as it is.
+  record(*graphs, 0x1000, 7);
   ASSERT_TRUE(graphs->flush().isOk());
-  EXPECT_EQ(graphs->getNodeUpdates(), 2);
-  EXPECT_EQ(graphs->getCaptures(), 2);
-  // A third buffer: no third graph; the closer one is updated (both nodes).
-  record(*graphs, 0x3000, 6);
+  EXPECT_EQ(graphs->getCaptures(), 4);
+  EXPECT_EQ(graphs->getNodeUpdates(), 1);
+  record(*graphs, 0x1000, 7);
   ASSERT_TRUE(graphs->flush().isOk());
-  EXPECT_EQ(graphs->getCaptures(), 2);
-  EXPECT_EQ(graphs->getNodeUpdates(), 4);
+  EXPECT_EQ(graphs->getNodeUpdates(), 1);
+  // A third buffer: both nodes of the nearest graph.
+  record(*graphs, 0x3000, 7);
+  ASSERT_TRUE(graphs->flush().isOk());
+  EXPECT_EQ(graphs->getCaptures(), 4);
+  EXPECT_EQ(graphs->getNodeUpdates(), 3);
   // Another grid is another structure.
   record(*graphs, 0x3000, 6, /*grid=*/8);
   ASSERT_TRUE(graphs->flush().isOk());
-  EXPECT_EQ(graphs->getCaptures(), 3);
-  EXPECT_EQ(graphs->getGraphCount(), 3u);
-  EXPECT_EQ(graphs->getRecordedKernels(), 16);
+  EXPECT_EQ(graphs->getCaptures(), 5);
+  EXPECT_EQ(graphs->getGraphCount(), 5u);
+  EXPECT_EQ(graphs->getRecordedKernels(), 30);
   // Nothing recorded: nothing launched.
   ASSERT_TRUE(graphs->flush().isOk());
-  EXPECT_EQ(graphs->getGraphLaunches(), 8);
+  EXPECT_EQ(graphs->getGraphLaunches(), 15);
   EXPECT_TRUE(graphs->isRecording());
 }
 

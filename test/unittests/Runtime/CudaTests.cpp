@@ -15,6 +15,7 @@
 #include "qtrain/runtime/CublasLt.h"
 #include "qtrain/runtime/CudaDriver.h"
 #include "qtrain/runtime/CudaFiniteCheck.h"
+#include "qtrain/runtime/CudaGraphs.h"
 #include "qtrain/runtime/CudaHostAbi.h"
 #include "qtrain/runtime/CudaStepDevice.h"
 #include "qtrain/runtime/Sha256.h"
@@ -722,6 +723,59 @@ TEST(CudaHostAbiTest, TheFirstFailureIsKeptAndReported) {
   // Without a driver nothing runs, and that is a failure too.
   EXPECT_EQ(mgpuModuleLoadJIT(ptx, 3), nullptr);
   EXPECT_THAT(takeCudaHostError(), HasSubstr("no CUDA driver is attached"));
+}
+
+TEST(CudaHostAbiTest, UploadsReadTheValuesOfTheirCall) {
+  DriverOverride driver(QTRAIN_FAKE_CUDA_DRIVER);
+  std::unique_ptr<CudaDriver> loaded;
+  ASSERT_TRUE(CudaDriver::load(loaded).isOk());
+  attachCudaHostAbi(loaded.get());
+  auto *record = static_cast<int64_t *>(qtrain_cuda_alloc(16, 0));
+  ASSERT_NE(record, nullptr);
+  // Launched one by one: the values of the call, whatever the host's
+  // memory holds afterwards (the stack of the step's host code).
+  int64_t values[2] = {3, 40};
+  qtrain_cuda_upload(record, values, sizeof(values));
+  values[0] = -1;
+  qtrain_cuda_synchronize();
+  EXPECT_EQ(record[0], 3);
+  EXPECT_EQ(record[1], 40);
+  EXPECT_EQ(getCudaHostWaits(), 1);
+
+  // Recorded: each step's upload is the same node of one graph, which
+  // reads the values of that step's call when the graph runs.
+  std::unique_ptr<CudaGraphRecorder> graphs;
+  ASSERT_TRUE(CudaGraphRecorder::open(*loaded, 4, graphs).isOk());
+  attachCudaHostGraphs(graphs.get());
+  for (int64_t step = 1; step <= 3; ++step) {
+    int64_t now[2] = {step, 10 * step};
+    qtrain_cuda_upload(record, now, sizeof(now));
+    now[0] = now[1] = -1;
+    qtrain_cuda_synchronize();
+    EXPECT_EQ(record[0], step);
+    EXPECT_EQ(record[1], 10 * step);
+  }
+  EXPECT_EQ(graphs->getCaptures(), 1);
+  EXPECT_EQ(graphs->getGraphLaunches(), 3);
+  EXPECT_EQ(graphs->getNodeUpdates(), 0);
+  EXPECT_EQ(getCudaHostWaits(), 4);
+
+  // Two uploads to one buffer without a wait between them: the second
+  // waits for the first's copy before it reuses the staging memory.
+  int64_t first[2] = {7, 8}, second[2] = {9, 10};
+  qtrain_cuda_upload(record, first, sizeof(first));
+  qtrain_cuda_upload(record, second, sizeof(second));
+  EXPECT_EQ(getCudaHostWaits(), 5);
+  EXPECT_EQ(record[0], 7);
+  qtrain_cuda_synchronize();
+  EXPECT_EQ(record[0], 9);
+  EXPECT_EQ(record[1], 10);
+  EXPECT_EQ(takeCudaHostError(), "");
+  attachCudaHostGraphs(nullptr);
+  graphs.reset();
+  qtrain_cuda_free(record);
+  releaseCudaHostPool();
+  attachCudaHostAbi(nullptr);
 }
 
 /// Row-major A [batch, m, k] x B [batch, n, k]^T, exactly.

@@ -218,6 +218,42 @@ def ScalarsToDevicePass : Pass<"qtrain-scalars-to-device", "::mlir::ModuleOp"> {
   ];
 }
 
+def ArgumentsToDevicePass : Pass<"qtrain-arguments-to-device",
+                                 "::mlir::ModuleOp"> {
+  let summary = "The entry points' scalar arguments that kernels use, read "
+                "from one device record instead of kernel parameters";
+  let description = [{
+    In the CUDA step's host code (`qtrain-lower-cuda-step` runs it last,
+    after `qtrain-map-step-to-gpu`): every scalar argument of an entry
+    point (a public function no other calls: `train_step`, `eval_step`)
+    that a kernel uses, directly, through scalar arithmetic in the host
+    code, or through the arguments of the functions it is passed to (the
+    variant functions), gets a 64-bit slot of one record. The entry point
+    stores the arguments to a host record (`memref.alloca`) at its start
+    and copies it to a device record (`gpu.alloc`, `gpu.memcpy`, which
+    `qtrain-cuda-host-calls` makes the runtime's stream-ordered upload);
+    every launch that used them loads its slots instead (right before the
+    top-level op of its body that uses them, so that nothing crosses a
+    barrier) and recomputes the host arithmetic on them. A function called
+    with recorded values, the same slot at every call site, takes its
+    callers' record as a new last argument.
+
+    The learning rate and the Philox step change every step; as kernel
+    parameters, they changed the parameters of a CUDA graph's nodes every
+    step (LeNet: 12 nodes at a fixed precision). Read from the record, a
+    step's launches take the same parameters at every step of a precision,
+    and a graph is launched again as it is. The host code keeps its own
+    uses of the arguments (the slot dispatch).
+  }];
+  let statistics = [
+    Statistic<"numLaunches", "launches", "Launches that read the record">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def DeferResultReadsPass : Pass<"qtrain-defer-result-reads",
                                 "::mlir::ModuleOp"> {
   let summary = "Host reads of the step's results at the end of the "

@@ -106,6 +106,12 @@ struct CudaDriverApi {
   /// A copy between any two unified addresses (device or host).
   CUresult (*cuMemcpy)(CUdeviceptr destination, CUdeviceptr source,
                        size_t bytes);
+  /// Page-locked host memory, which a copy in a CUDA graph may read (the
+  /// step's uploads, qtrain_cuda_upload).
+  CUresult (*cuMemAllocHost)(void **pointer, size_t bytes);
+  CUresult (*cuMemFreeHost)(void *pointer);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr destination, const void *source,
+                                size_t bytes, CUstream stream);
   CUresult (*cuLaunchKernel)(CUfunction function, unsigned gridX,
                              unsigned gridY, unsigned gridZ, unsigned blockX,
                              unsigned blockY, unsigned blockZ,

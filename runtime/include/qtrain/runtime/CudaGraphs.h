@@ -18,20 +18,25 @@
 ///   time a structure is seen, the segment is captured on the recorder's
 ///   stream into a graph and instantiated; every later time, the graph is
 ///   launched again.
-/// - Kernel parameters are compared byte for byte with the graph's; those
-///   that changed (the learning rate, the Philox step, a buffer the pool
-///   handed out elsewhere) are set on the instantiated graph's node
+/// - Kernel parameters are compared byte for byte with the graph's. A
+///   segment runs on the graph of its structure whose parameters differ in
+///   the fewest kernels; when none has the same parameters and the
+///   structure has fewer than its share of graphs (16), a new one is captured,
+///   else the kernels that differ are set on the nearest graph's nodes
 ///   (cuGraphExecKernelNodeSetParams) before it is launched. A library
 ///   call's key holds its buffers, so a moved buffer makes a new structure.
-/// - A structure keeps up to two graphs, and a segment runs on the one whose
-///   parameters differ in the fewest kernels: the Trainer alternates its
-///   parameter buffers between steps, so each of the two sets gets its own
-///   graph, and a step updates only the kernels whose scalars changed.
-/// - So a CPT schedule, or LDP's per-site bit widths, select among the
-///   graphs of the variant combinations seen so far: switching precision
-///   is a lookup, not a recompilation or a capture. At most `capacity`
-///   graphs are kept in all; the least recently used one is destroyed
-///   first.
+/// - What differs between the segments of one structure: the parameter
+///   buffers, which the Trainer alternates between steps, and the
+///   constants of the precision (a shared variant's levels and shifts).
+///   The values that change every step (the Philox step, the learning
+///   rate) are not kernel parameters: the step uploads them
+///   (qtrain_cuda_upload, a copy node that reads page-locked memory when
+///   the graph runs). So each combination of precision and buffers gets a
+///   graph of its own, and a step at a precision seen before launches its
+///   graph as it is, with no node update: switching precision (a CPT
+///   schedule, LDP's per-site widths) is a lookup, not a recompilation, a
+///   capture or an update. At most `capacity` graphs are kept in all; the
+///   least recently used one is destroyed first.
 ///
 /// When the driver cannot capture or instantiate a segment, the recorder
 /// turns itself off (getDisabledReason() says why), launches the segment
@@ -64,8 +69,13 @@ class CudaGraphRecorder {
 public:
   /// A recorder on a new stream of the current context. Fails when the
   /// driver lacks a graph function (CudaDriver::getMissingGraphFunction).
+  /// At most `capacity` graphs in all, `perStructure` of one structure.
   static Status open(const CudaDriver &driver, size_t capacity,
-                     std::unique_ptr<CudaGraphRecorder> &out);
+                     std::unique_ptr<CudaGraphRecorder> &out,
+                     size_t perStructure = kDefaultGraphsPerStructure);
+  /// Two parameter buffers (the Trainer alternates them) for each of CPT's
+  /// six widths from 3 to 8 bits, and some to spare for LDP's combinations.
+  static constexpr size_t kDefaultGraphsPerStructure = 16;
   ~CudaGraphRecorder();
   CudaGraphRecorder(const CudaGraphRecorder &) = delete;
   CudaGraphRecorder &operator=(const CudaGraphRecorder &) = delete;
@@ -112,8 +122,9 @@ public:
   size_t getGraphCount() const { return graphCount; }
 
 private:
-  CudaGraphRecorder(const CudaDriver &driver, size_t capacity)
-      : driver(driver), capacity(capacity) {}
+  CudaGraphRecorder(const CudaDriver &driver, size_t capacity,
+                    size_t perStructure)
+      : driver(driver), capacity(capacity), perStructure(perStructure) {}
 
   /// Where each parameter of a kernel lies in its parameter buffer.
   struct Layout {
@@ -155,7 +166,7 @@ private:
   void reset();
 
   const CudaDriver &driver;
-  size_t capacity;
+  size_t capacity, perStructure;
   CUstream stream = nullptr;
   std::string disabledReason;
   std::unordered_map<CUfunction, std::unique_ptr<Layout>> layouts;
@@ -165,7 +176,7 @@ private:
   std::vector<unsigned char> params;
   std::vector<uint64_t> signature;
 
-  /// The graphs of each structure, at most two.
+  /// The graphs of each structure, at most `perStructure`.
   std::map<std::vector<uint64_t>, std::vector<Graph>> graphs;
   size_t graphCount = 0;
   uint64_t clock = 0;

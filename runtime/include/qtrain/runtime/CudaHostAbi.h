@@ -17,6 +17,15 @@
 ///   Buffers come from a pool kept across steps, since the step allocates
 ///   and frees the same sizes every step; `host_shared` ones are managed
 ///   memory, which the step's host code reads and writes too.
+/// - qtrain_cuda_upload: host values (the entry point's record of its
+///   scalar arguments, qtrain-arguments-to-device) copied to device memory
+///   in stream order, without a wait: the bytes are read at the call, into
+///   page-locked staging memory kept per destination, and copied from
+///   there when the stream reaches the copy. Recorded, the copy is a node
+///   of the step's CUDA graph that reads the staging memory each time the
+///   graph runs, so a new step's values need no node update. Staging
+///   memory whose copy may not have run yet is waited for before it is
+///   written again.
 /// - qtrain_cuda_synchronize: called before every memory access of the
 ///   step's host code; waits for the kernels launched since the last wait.
 /// - qtrain_cuda_gemm: a product of the step (qtrain-gpu-gemms) offered to
@@ -99,6 +108,7 @@ extern "C" {
 void *qtrain_cuda_alloc(int64_t bytes, int32_t hostShared);
 void qtrain_cuda_free(void *pointer);
 void qtrain_cuda_memcpy(void *destination, void *source, int64_t bytes);
+void qtrain_cuda_upload(void *destination, const void *source, int64_t bytes);
 void qtrain_cuda_synchronize();
 int32_t qtrain_cuda_gemm(uintptr_t a, uintptr_t b, uintptr_t c, int32_t kind,
                          int32_t aEncoding, int32_t bEncoding, int64_t batch,
