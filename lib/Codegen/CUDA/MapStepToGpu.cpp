@@ -413,6 +413,7 @@ void MapStepToGpuPass::runOnOperation() {
   split.fanIn = reductionFanIn;
   split.parallelBelow = splitReductionsBelow;
   split.threadsPerBlock = threadsPerBlock;
+  split.lastBlockCombines = lastBlockCombines;
   IRRewriter rewriter(&getContext());
   SmallVector<func::FuncOp> functions = hostFunctions(module);
   for (func::FuncOp fn : functions) {

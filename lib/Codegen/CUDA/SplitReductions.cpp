@@ -17,9 +17,11 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -253,12 +255,22 @@ parallelLoop(OpBuilder &b, Location loc, ArrayRef<int64_t> extents,
 /// block's result to `partials` at [parallel indices..., b], or, with one
 /// block per output element, calls `finish` with the parallel indices and
 /// the results.
+///
+/// With `finishLast`, the block of an output element that finishes last
+/// also combines the element's partial values: thread 0 of each block,
+/// after its store, increments the element's counter in `counters` (device
+/// memory that starts at zero) between two fences; the one that sees
+/// blocks - 1 calls `finishLast` with the parallel indices, which reads the
+/// partial values in order, and sets the counter back to zero. The
+/// combination's order is fixed by the indices, whichever block is last.
 static gpu::LaunchOp blockLevel(
     OpBuilder &b, Location loc, ArrayRef<int64_t> parallel, int64_t count,
     int64_t blocks, int64_t threads, ArrayRef<Reduction> reductions,
     ArrayRef<Type> types, ValueRange partials,
     function_ref<SmallVector<Value>(OpBuilder &, ValueRange, Value)> valueAt,
-    function_ref<void(OpBuilder &, ValueRange, ValueRange)> finish) {
+    function_ref<void(OpBuilder &, ValueRange, ValueRange)> finish,
+    memref::GlobalOp counters = nullptr,
+    function_ref<void(OpBuilder &, ValueRange)> finishLast = nullptr) {
   int64_t outputs = 1;
   for (int64_t extent : parallel)
     outputs *= extent;
@@ -346,10 +358,52 @@ static gpu::LaunchOp blockLevel(
       at.push_back(block);
       for (auto [result, partial] : llvm::zip_equal(results, partials))
         memref::StoreOp::create(b, loc, result, partial, at);
+      if (finishLast) {
+        // Release this block's partial values before counting it; acquire
+        // the others' after.
+        Value counter = memref::GetGlobalOp::create(
+            b, loc, counters.getType(), counters.getSymName());
+        LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel);
+        Value seen = memref::AtomicRMWOp::create(
+            b, loc, arith::AtomicRMWKind::addi,
+            arith::ConstantIntOp::create(b, loc, 1, 32), counter, output);
+        LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel);
+        Value last = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq, seen,
+            arith::ConstantIntOp::create(b, loc, blocks - 1, 32));
+        scf::IfOp::create(b, loc, last, [&](OpBuilder &b, Location) {
+          finishLast(b, parallelIndices);
+          memref::StoreOp::create(b, loc,
+                                  arith::ConstantIntOp::create(b, loc, 0, 32),
+                                  counter, output);
+          scf::YieldOp::create(b, loc);
+        });
+      }
     }
     scf::YieldOp::create(b, loc);
   });
   return launch;
+}
+
+/// Device memory of `outputs` counters that start at zero, for the blocks
+/// of a split reduction's last level to count themselves (blockLevel): a
+/// global of the module, which kernel outlining copies into the kernels'
+/// module (zeroed when the module loads; the last block of each launch
+/// sets its counter back to zero).
+static memref::GlobalOp counterGlobal(OpBuilder &b, Location loc,
+                                      Operation *within, int64_t outputs) {
+  auto module = within->getParentOfType<ModuleOp>();
+  auto type = MemRefType::get({outputs}, b.getI32Type());
+  // Made outside the module, then inserted under a name of its own.
+  OpBuilder detached(b.getContext());
+  auto global = memref::GlobalOp::create(
+      detached, loc, "qtrain_reduction_counters",
+      detached.getStringAttr("private"), type,
+      DenseElementsAttr::get(RankedTensorType::get({outputs}, b.getI32Type()),
+                             b.getI32IntegerAttr(0).getValue()),
+      /*constant=*/false, /*alignment=*/nullptr);
+  SymbolTable(module).insert(global, module.getBody()->begin());
+  return global;
 }
 
 void qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
@@ -422,61 +476,82 @@ void qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
           combine(b, reductions, initialValues(b, parallel), results));
   };
 
+  // The output's initial value combined with `count` partial values, in
+  // order: the last level.
+  auto combinePartials = [&](OpBuilder &b, ValueRange parallel,
+                             ValueRange buffers, int64_t count) {
+    auto loop = scf::ForOp::create(
+        b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+        arith::ConstantIndexOp::create(b, loc, count),
+        arith::ConstantIndexOp::create(b, loc, 1), initialValues(b, parallel),
+        [&](OpBuilder &b, Location, Value m, ValueRange accumulators) {
+          scf::YieldOp::create(b, loc,
+                               combine(b, reductions, accumulators,
+                                       loadAll(b, buffers, parallel, m)));
+        });
+    store(b, parallel, loop.getResults());
+  };
+
   // Block levels while more than 4 x fanIn values per output are left: the
-  // op's elements first, then the partial values of the level before.
+  // op's elements first, then the partial values of the level before. The
+  // last of them, when it leaves more than one partial value per output,
+  // combines them in its last block (options.lastBlockCombines), else in
+  // a launch of a thread per output.
   int64_t perBlock = threads * fanIn;
+  int64_t outputCount = 1;
+  for (int64_t extent : shape.parallel)
+    outputCount *= extent;
+  SmallVector<Value> previous;
+  int64_t previousCount = shape.reducedCount;
   int64_t count = llvm::divideCeil(shape.reducedCount, perBlock);
-  SmallVector<Value> partials;
-  if (count > 1)
-    partials = allocate(count);
-  blockLevel(
-      rewriter, loc, shape.parallel, shape.reducedCount, count, threads,
-      reductions, types, partials,
-      [&](OpBuilder &b, ValueRange parallel, Value linear) {
-        SmallVector<Value> all(parallel);
-        llvm::append_range(all, delinearize(b, loc, linear, shape.reduced));
-        return elementValues(b, loc, op, reductions, all);
-      },
-      finish);
-  while (count > 4 * fanIn) {
-    SmallVector<Value> previous = partials;
-    int64_t previousCount = count;
-    count = llvm::divideCeil(count, perBlock);
-    partials.clear();
+  bool combined = false;
+  for (bool firstLevel = true;; firstLevel = false) {
+    SmallVector<Value> partials;
     if (count > 1)
       partials = allocate(count);
-    blockLevel(
-        rewriter, loc, shape.parallel, previousCount, count, threads,
-        reductions, types, partials,
-        [&](OpBuilder &b, ValueRange parallel, Value at) {
-          return loadAll(b, previous, parallel, at);
-        },
-        finish);
+    bool lastLevel = count <= 4 * fanIn;
+    memref::GlobalOp counters;
+    if (lastLevel && count > 1 && options.lastBlockCombines) {
+      counters = counterGlobal(rewriter, loc, op, outputCount);
+      combined = true;
+    }
+    auto elements = [&](OpBuilder &b, ValueRange parallel, Value linear) {
+      SmallVector<Value> all(parallel);
+      llvm::append_range(all, delinearize(b, loc, linear, shape.reduced));
+      return elementValues(b, loc, op, reductions, all);
+    };
+    auto fromPrevious = [&](OpBuilder &b, ValueRange parallel, Value at) {
+      return loadAll(b, previous, parallel, at);
+    };
+    auto finishLast = [&](OpBuilder &b, ValueRange parallel) {
+      combinePartials(b, parallel, partials, count);
+    };
+    blockLevel(rewriter, loc, shape.parallel, previousCount, count, threads,
+               reductions, types, partials,
+               firstLevel ? function_ref<SmallVector<Value>(
+                                OpBuilder &, ValueRange, Value)>(elements)
+                          : fromPrevious,
+               finish, counters,
+               counters ? function_ref<void(OpBuilder &, ValueRange)>(
+                              finishLast)
+                        : nullptr);
     for (Value buffer : previous)
       memref::DeallocOp::create(rewriter, loc, buffer);
+    previous = partials;
+    previousCount = count;
+    if (lastLevel)
+      break;
+    count = llvm::divideCeil(count, perBlock);
   }
-  if (count == 1) {
-    rewriter.eraseOp(op);
-    return;
+  if (count > 1 && !combined) {
+    // The last level: a thread per output element combines the output's
+    // initial value with the partial values, in order.
+    parallelLoop(rewriter, loc, shape.parallel,
+                 [&](OpBuilder &b, ValueRange parallel) {
+                   combinePartials(b, parallel, previous, count);
+                 });
   }
-
-  // The last level: a thread per output element combines the output's
-  // initial value with the partial values, in order.
-  parallelLoop(
-      rewriter, loc, shape.parallel, [&](OpBuilder &b, ValueRange parallel) {
-        auto loop = scf::ForOp::create(
-            b, loc, arith::ConstantIndexOp::create(b, loc, 0),
-            arith::ConstantIndexOp::create(b, loc, count),
-            arith::ConstantIndexOp::create(b, loc, 1),
-            initialValues(b, parallel),
-            [&](OpBuilder &b, Location, Value m, ValueRange accumulators) {
-              scf::YieldOp::create(b, loc,
-                                   combine(b, reductions, accumulators,
-                                           loadAll(b, partials, parallel, m)));
-            });
-        store(b, parallel, loop.getResults());
-      });
-  for (Value buffer : partials)
+  for (Value buffer : previous)
     memref::DeallocOp::create(rewriter, loc, buffer);
   rewriter.eraseOp(op);
 }

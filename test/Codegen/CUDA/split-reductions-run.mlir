@@ -3,9 +3,19 @@
 // RUN:       --reconcile-unrealized-casts \
 // RUN:   | mlir-runner -e main -entry-point-result=void \
 // RUN:       -shared-libs=%mlir_c_runner_utils | FileCheck %s
-// Many levels (8 values a block: 37000 -> 4625 -> 579 -> 73 -> 10 -> 2,
-// then the output's thread), blocks of 4 threads (6 rounded down):
+// (37000 values: 5 blocks, the last of which combines their 5 partial
+// values.) Many levels (8 values a block: 37000 -> 4625 -> 579 -> 73 -> 10
+// -> 2, combined by the last block of that level), blocks of 4 threads (6
+// rounded down):
 // RUN: qtrain-opt %s --qtrain-map-step-to-gpu="reduction-fan-in=2 threads-per-block=6" \
+// RUN:     --qtrain-emulate-gpu \
+// RUN:   | mlir-opt --lower-affine --convert-scf-to-cf --convert-to-llvm \
+// RUN:       --reconcile-unrealized-casts \
+// RUN:   | mlir-runner -e main -entry-point-result=void \
+// RUN:       -shared-libs=%mlir_c_runner_utils | FileCheck %s
+// The same levels, the last level's partial values combined by a launch of
+// a thread per output:
+// RUN: qtrain-opt %s --qtrain-map-step-to-gpu="reduction-fan-in=2 threads-per-block=6 last-block-combines=false" \
 // RUN:     --qtrain-emulate-gpu \
 // RUN:   | mlir-opt --lower-affine --convert-scf-to-cf --convert-to-llvm \
 // RUN:       --reconcile-unrealized-casts \

@@ -1,5 +1,6 @@
 // RUN: qtrain-opt %s --split-input-file --qtrain-map-step-to-gpu --canonicalize | FileCheck %s
 // RUN: qtrain-opt %s --split-input-file --qtrain-map-step-to-gpu="reduction-fan-in=0" --canonicalize | FileCheck %s --check-prefix=OFF
+// RUN: qtrain-opt %s --split-input-file --qtrain-map-step-to-gpu="last-block-combines=false" --canonicalize | FileCheck %s --check-prefix=LAUNCH
 // RUN: not qtrain-opt %s --split-input-file --qtrain-map-step-to-gpu="reduction-fan-in=-1" 2>&1 | FileCheck %s --check-prefix=NEG
 // NEG: error: qtrain-map-step-to-gpu: reduction-fan-in and split-reductions-below must not be negative
 
@@ -105,12 +106,16 @@ func.func @bias_gradient(%dy: memref<8x6x10x10xf32>, %db: memref<6xf32>) {
 
 // A quantizer's range: the minimum and the maximum of a tensor, two outputs
 // of one op, reduced side by side. 131072 elements are 16 blocks of 8192
-// (each of 256 threads combining 32), whose results a thread then combines
-// with the outputs' values.
+// (each of 256 threads combining 32). The block that finishes last
+// combines the 16 partial values with the outputs' values, in order: each
+// block's leader stores its partial value, then counts itself in a
+// zero-initialized global between two fences; the one that sees 15 is the
+// last, and sets the counter back to zero. One launch.
 
 #v = affine_map<(i) -> (i)>
 #s = affine_map<(i) -> ()>
 
+// CHECK:       memref.global "private" @qtrain_reduction_counters : memref<1xi32> = dense<0>
 // CHECK-LABEL: func.func @range(
 // CHECK-SAME:    %[[X:.*]]: memref<131072xf32>, %[[LO:.*]]: memref<f32>, %[[HI:.*]]: memref<f32>)
 // CHECK:         %[[PLO:.*]] = gpu.alloc  () : memref<16xf32>
@@ -125,19 +130,44 @@ func.func @bias_gradient(%dy: memref<8x6x10x10xf32>, %db: memref<6xf32>) {
 // CHECK:             %[[BHI:.*]] = memref.load %[[SHI]][%c0]
 // CHECK:             memref.store %[[BLO]], %[[PLO]][%{{.*}}]
 // CHECK:             memref.store %[[BHI]], %[[PHI]][%{{.*}}]
-// CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %[[C1:.*]], {{.*}} = %[[C1]], {{.*}} = %[[C1]])
-// CHECK-NOT:       workgroup
-// CHECK:           %[[L0:.*]] = memref.load %[[LO]][]
-// CHECK:           %[[H0:.*]] = memref.load %[[HI]][]
-// CHECK:           scf.for %{{.*}} = %{{.*}} to %[[C16]] step %[[C1]] iter_args(%{{.*}} = %[[L0]], %{{.*}} = %[[H0]])
-// CHECK:             memref.load %[[PLO]]
-// CHECK:             memref.load %[[PHI]]
-// CHECK:             arith.minimumf
-// CHECK:             arith.maximumf
-// CHECK:           memref.store {{.*}}, %[[LO]][]
-// CHECK:           memref.store {{.*}}, %[[HI]][]
+// CHECK:             %[[COUNTERS:.*]] = memref.get_global @qtrain_reduction_counters : memref<1xi32>
+// CHECK-NEXT:        llvm.fence acq_rel
+// CHECK-NEXT:        %[[SEEN:.*]] = memref.atomic_rmw addi %{{.*}}, %[[COUNTERS]][%{{.*}}] : (i32, memref<1xi32>) -> i32
+// CHECK-NEXT:        llvm.fence acq_rel
+// CHECK-NEXT:        %[[LAST:.*]] = arith.cmpi eq, %[[SEEN]], %c15_i32
+// CHECK-NEXT:        scf.if %[[LAST]] {
+// CHECK:               %[[L0:.*]] = memref.load %[[LO]][]
+// CHECK:               %[[H0:.*]] = memref.load %[[HI]][]
+// CHECK:               scf.for %{{.*}} = %{{.*}} to %[[C16]] step %{{.*}} iter_args(%{{.*}} = %[[L0]], %{{.*}} = %[[H0]])
+// CHECK:                 memref.load %[[PLO]]
+// CHECK:                 memref.load %[[PHI]]
+// CHECK:                 arith.minimumf
+// CHECK:                 arith.maximumf
+// CHECK:               memref.store {{.*}}, %[[LO]][]
+// CHECK:               memref.store {{.*}}, %[[HI]][]
+// CHECK:               memref.store %c0_i32, %[[COUNTERS]][%{{.*}}]
+// CHECK:           gpu.terminator
+// CHECK-NOT:     gpu.launch
 // CHECK:         gpu.dealloc  %[[PLO]]
 // CHECK:         gpu.dealloc  %[[PHI]]
+
+// Without last-block-combines: a launch of one thread combines them.
+// LAUNCH-LABEL: func.func @range(
+// LAUNCH-SAME:    %[[X:.*]]: memref<131072xf32>, %[[LO:.*]]: memref<f32>, %[[HI:.*]]: memref<f32>)
+// LAUNCH:         %[[PLO:.*]] = gpu.alloc  () : memref<16xf32>
+// LAUNCH:         %[[PHI:.*]] = gpu.alloc  () : memref<16xf32>
+// LAUNCH:         gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in ({{.*}} = %[[C16:.*]], {{.*}}, {{.*}}) threads({{.*}}) in ({{.*}}) workgroup(
+// LAUNCH-NOT:       atomic_rmw
+// LAUNCH:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %[[C1:.*]], {{.*}} = %[[C1]], {{.*}} = %[[C1]])
+// LAUNCH-NOT:       workgroup
+// LAUNCH:           %[[L0:.*]] = memref.load %[[LO]][]
+// LAUNCH:           %[[H0:.*]] = memref.load %[[HI]][]
+// LAUNCH:           scf.for %{{.*}} = %{{.*}} to %[[C16]] step %[[C1]] iter_args(%{{.*}} = %[[L0]], %{{.*}} = %[[H0]])
+// LAUNCH:             memref.load %[[PLO]]
+// LAUNCH:             memref.load %[[PHI]]
+// LAUNCH:           memref.store {{.*}}, %[[LO]][]
+// LAUNCH:           memref.store {{.*}}, %[[HI]][]
+// LAUNCH:         gpu.dealloc  %[[PLO]]
 func.func @range(%x: memref<131072xf32>, %lo: memref<f32>, %hi: memref<f32>) {
   linalg.generic {indexing_maps = [#v, #s, #s], iterator_types = ["reduction"]}
       ins(%x : memref<131072xf32>) outs(%lo, %hi : memref<f32>, memref<f32>) {

@@ -417,7 +417,11 @@ def MapStepToGpuPass : Pass<"qtrain-map-step-to-gpu", "::mlir::ModuleOp"> {
     each (a quantizer's range, a bias gradient) is split: blocks whose
     threads each combine at most `reduction-fan-in` values, then the
     block's threads' results in shared memory, in levels, in a fixed
-    order. Any other op without parallel loops runs on one thread. Every buffer the host code makes is device memory:
+    order; the block of the last level that finishes last combines the
+    level's partial values (`last-block-combines`), so a reduction over up
+    to 4 x `reduction-fan-in` blocks (1,048,576 values per output at the
+    defaults) is one launch. Any
+    other op without parallel loops runs on one thread. Every buffer the host code makes is device memory:
     `memref.alloc`/`dealloc`/`copy` become `gpu.alloc`/`dealloc`/`memcpy`,
     and a constant global is copied to a device buffer where it is read.
 
@@ -441,11 +445,17 @@ def MapStepToGpuPass : Pass<"qtrain-map-step-to-gpu", "::mlir::ModuleOp"> {
            /*default=*/"65536",
            "Split the reductions of ops with fewer output elements than "
            "this (and more than 4 x reduction-fan-in elements per output)">,
+    Option<"lastBlockCombines", "last-block-combines", "bool",
+           /*default=*/"true",
+           "The block of a split reduction's last level that finishes last "
+           "combines the level's partial values (blocks counted in device "
+           "memory between fences); off: a launch of a thread per output "
+           "after it">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect"
+    "::mlir::scf::SCFDialect", "::mlir::LLVM::LLVMDialect"
   ];
 }
 

@@ -36,6 +36,10 @@ struct ReductionSplitOptions {
   /// Threads of a block that reduces in shared memory (rounded down to a
   /// power of two).
   int64_t threadsPerBlock = 256;
+  /// Whether the block that finishes last combines the partial values of
+  /// the last level itself (counting the blocks in device memory, between
+  /// fences), instead of a launch of one thread per output after it.
+  bool lastBlockCombines = true;
 };
 
 /// Whether `op` is a reduction the split serves: a generic on buffers with
@@ -55,14 +59,16 @@ bool isSplittableReduction(linalg::GenericOp op,
 /// neighbouring elements; then the block's threads' results in shared
 /// memory, by halves), one partial value per block; while more than 4 x
 /// `fanIn` partial values per output element are left, a level reduces them
-/// the same way; the last level is an scf.parallel (for
-/// qtrain-map-step-to-gpu to map) of a thread per output element, which
-/// combines the output's initial value (its element of `fills`, if the
-/// output has one, else what the output holds) with the partial values in
-/// order and stores the result. The order of every combination is fixed by
-/// the indices, not by scheduling. The partial values live in buffers
-/// allocated before the first level and freed after the level that reads
-/// them.
+/// the same way. The output's initial value (its element of `fills`, if the
+/// output has one, else what the output holds) combined with the last
+/// level's partial values in order is stored by the block of that level
+/// that finishes last (`lastBlockCombines`: the blocks count themselves in
+/// a zero-initialized global of the module, `qtrain_reduction_counters`,
+/// between fences), or else by an scf.parallel (for qtrain-map-step-to-gpu
+/// to map) of a thread per output element after it. The order of every
+/// combination is fixed by the indices, not by scheduling. The partial
+/// values live in buffers allocated before their level and freed after the
+/// level that reads them.
 void splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
                            ArrayRef<std::pair<unsigned, Value>> fills,
                            const ReductionSplitOptions &options);
