@@ -2,6 +2,16 @@
 // RUN: qtrain-opt %s --split-input-file --qtrain-map-step-to-gpu="reduction-fan-in=0" --canonicalize | FileCheck %s --check-prefix=OFF
 // RUN: qtrain-opt %s --split-input-file --qtrain-map-step-to-gpu="last-block-combines=false" --canonicalize | FileCheck %s --check-prefix=LAUNCH
 // RUN: not qtrain-opt %s --split-input-file --qtrain-map-step-to-gpu="reduction-fan-in=-1" 2>&1 | FileCheck %s --check-prefix=NEG
+// Every kernel, the counters' global and the fences included, through NVVM
+// to a cubin that ptxas assembles for sm_90:
+// RUN: %if ptxas %{ qtrain-opt %s --split-input-file --qtrain-map-step-to-gpu --canonicalize -o %t.gpu.mlir %}
+// RUN: %if ptxas %{ qtrain-opt %t.gpu.mlir --split-input-file --qtrain-cuda-step-kernels="chip=sm_90 toolkit=%cuda_path format=ptx" | FileCheck %s --check-prefix=PTX %}
+// RUN: %if ptxas %{ qtrain-opt %t.gpu.mlir --split-input-file --qtrain-cuda-step-kernels="chip=sm_90 toolkit=%cuda_path format=cubin" | FileCheck %s --check-prefix=CUBIN %}
+// PTX: .global .align 4 .b8 qtrain_reduction_counters[4];
+// PTX: fence.acq_rel.sys;
+// PTX: atom.global.add.u32
+// PTX: fence.acq_rel.sys;
+// CUBIN: gpu.binary @qtrain_step_kernels
 // NEG: error: qtrain-map-step-to-gpu: reduction-fan-in and split-reductions-below must not be negative
 
 // A reduction with few outputs and many elements each is split: blocks of
