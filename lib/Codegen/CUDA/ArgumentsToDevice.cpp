@@ -90,9 +90,9 @@ public:
   int64_t run();
 
 private:
-  /// Whether a kernel may use `value` (an argument of `fn`): inside a
-  /// launch, through scalar arithmetic, or through the arguments of the
-  /// functions it is passed to.
+  /// Whether a kernel may use `value` (a function's argument, or host
+  /// arithmetic on one): inside a launch, through scalar arithmetic, or
+  /// through the arguments of the functions it is passed to.
   bool reachesKernels(Value value);
   /// Gives the entry points and the functions they call their records:
   /// an entry point a slot for each scalar argument kernels use; a callee
@@ -106,11 +106,11 @@ private:
   /// elsewhere, and copies it to a new device record, before `before`.
   Value makeRecord(Operation *before, MemRefType type,
                    ArrayRef<std::pair<Value, int64_t>> values);
-  /// `value` made inside `launch`, before `before` (an op of its body's
-  /// entry block): a load of its slot, or scalar arithmetic on such loads
-  /// cloned from the host code. Null when nothing recorded reaches it.
-  Value materialize(Value value, const Record &record, gpu::LaunchOp launch,
-                    Operation *before, DenseMap<Value, Value> &made);
+  /// `value` made before `before` (an op of a launch body's entry block):
+  /// a load of its slot, or scalar arithmetic on such loads cloned from the
+  /// host code. Null when nothing recorded reaches it.
+  Value materialize(Value value, const Record &record, Operation *before,
+                    DenseMap<Value, Value> &made);
   bool dependsOnRecord(Value value, const Record &record);
   /// Whether `launch` now reads `record`.
   bool rewriteLaunch(gpu::LaunchOp launch, const Record &record);
@@ -283,8 +283,7 @@ bool Rewriter::dependsOnRecord(Value value, const Record &record) {
 }
 
 Value Rewriter::materialize(Value value, const Record &record,
-                            gpu::LaunchOp launch, Operation *before,
-                            DenseMap<Value, Value> &made) {
+                            Operation *before, DenseMap<Value, Value> &made) {
   if (Value done = made.lookup(value))
     return done;
   if (!dependsOnRecord(value, record))
@@ -300,7 +299,7 @@ Value Rewriter::materialize(Value value, const Record &record,
     Operation *def = value.getDefiningOp();
     IRMapping mapping;
     for (Value operand : def->getOperands())
-      if (Value inside = materialize(operand, record, launch, before, made))
+      if (Value inside = materialize(operand, record, before, made))
         mapping.map(operand, inside);
     b.setInsertionPoint(before);
     Operation *clone = b.clone(*def, mapping);
@@ -331,8 +330,7 @@ bool Rewriter::rewriteLaunch(gpu::LaunchOp launch, const Record &record) {
         uses.push_back(&use);
     for (OpOperand *use : uses) {
       Operation *owner = top.findAncestorOpInBlock(*use->getOwner());
-      Value inside =
-          materialize(value, record, launch, owner, madeBefore[owner]);
+      Value inside = materialize(value, record, owner, madeBefore[owner]);
       use->set(inside);
       reads = true;
     }

@@ -361,8 +361,8 @@ static gpu::LaunchOp blockLevel(
       if (finishLast) {
         // Release this block's partial values before counting it; acquire
         // the others' after.
-        Value counter = memref::GetGlobalOp::create(
-            b, loc, counters.getType(), counters.getSymName());
+        Value counter = memref::GetGlobalOp::create(b, loc, counters.getType(),
+                                                    counters.getSymName());
         LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel);
         Value seen = memref::AtomicRMWOp::create(
             b, loc, arith::AtomicRMWKind::addi,
@@ -526,15 +526,16 @@ void qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
     auto finishLast = [&](OpBuilder &b, ValueRange parallel) {
       combinePartials(b, parallel, partials, count);
     };
-    blockLevel(rewriter, loc, shape.parallel, previousCount, count, threads,
-               reductions, types, partials,
-               firstLevel ? function_ref<SmallVector<Value>(
-                                OpBuilder &, ValueRange, Value)>(elements)
-                          : fromPrevious,
-               finish, counters,
-               counters ? function_ref<void(OpBuilder &, ValueRange)>(
-                              finishLast)
-                        : nullptr);
+    blockLevel(
+        rewriter, loc, shape.parallel, previousCount, count, threads,
+        reductions, types, partials,
+        firstLevel
+            ? function_ref<SmallVector<Value>(OpBuilder &, ValueRange, Value)>(
+                  elements)
+            : fromPrevious,
+        finish, counters,
+        counters ? function_ref<void(OpBuilder &, ValueRange)>(finishLast)
+                 : nullptr);
     for (Value buffer : previous)
       memref::DeallocOp::create(rewriter, loc, buffer);
     previous = partials;
