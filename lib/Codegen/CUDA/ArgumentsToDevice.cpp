@@ -254,9 +254,13 @@ void Rewriter::assignRecords() {
 
 Value Rewriter::makeRecord(Operation *before, MemRefType type,
                            ArrayRef<std::pair<Value, int64_t>> values) {
-  OpBuilder b(before);
   Location loc = before->getLoc();
-  auto host = memref::AllocaOp::create(b, loc, type);
+  // The host record on the stack of the function, made once in its entry
+  // block (the call may sit in a loop).
+  auto fn = before->getParentOfType<func::FuncOp>();
+  OpBuilder top = OpBuilder::atBlockBegin(&fn.getBody().front());
+  auto host = memref::AllocaOp::create(top, loc, type);
+  OpBuilder b(before);
   SmallVector<Value> slots(type.getNumElements());
   for (auto [value, slot] : values)
     slots[slot] = value;
@@ -313,6 +317,9 @@ Value Rewriter::materialize(Value value, const Record &record,
 
 bool Rewriter::rewriteLaunch(gpu::LaunchOp launch, const Record &record) {
   Region &body = launch.getBody();
+  // (Bodies of several blocks keep their parameters.)
+  if (!body.hasOneBlock())
+    return false;
   SetVector<Value> above;
   getUsedValuesDefinedAbove(body, above);
   Block &top = body.front();
@@ -343,11 +350,18 @@ int64_t Rewriter::run() {
   for (auto fn : module.getOps<func::FuncOp>())
     if (!fn.isExternal())
       functions.push_back(fn);
-  module.walk([&](func::CallOp call) {
-    auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-    if (callee && !callee.isExternal())
-      callers[callee].push_back(call);
-  });
+  // Calls of the host code (a kernel's calls are not the host's).
+  for (func::FuncOp fn : functions)
+    fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::LaunchOp>(op))
+        return WalkResult::skip();
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+        if (callee && !callee.isExternal())
+          callers[callee].push_back(call);
+      }
+      return WalkResult::advance();
+    });
 
   assignRecords();
 

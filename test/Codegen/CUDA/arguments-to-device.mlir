@@ -1,15 +1,16 @@
 // RUN: qtrain-opt %s --split-input-file --qtrain-arguments-to-device | FileCheck %s
 
 // An entry point's scalar arguments that kernels use (the Philox step and
-// seed, the learning rate) go to one record of 64-bit slots, filled on the
-// host before the first launch and copied to the device; each launch
+// seed, the learning rate) go to one record of 64-bit slots (on the stack,
+// made in the entry block), filled on the host before the first launch and
+// copied to the device; each launch
 // loads its slots and recomputes the host's arithmetic on them. The
 // argument only the host uses (the precision, for the dispatch) and the
 // buffer read before any launch keep their places.
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME:    %[[BITS:[^:]*]]: i32, %[[SEED:[^:]*]]: i64, %[[STEP:[^:]*]]: i32, %[[LR:[^:]*]]: f32, %[[W:[^:]*]]: memref<256xf32>, %[[FLAGS:[^:]*]]: memref<1xi8>)
-// CHECK:         memref.load %[[FLAGS]]
 // CHECK:         %[[HOST:.*]] = memref.alloca() : memref<3xi64>
+// CHECK:         memref.load %[[FLAGS]]
 // CHECK:         memref.store %[[SEED]], %[[HOST]][%c0{{.*}}]
 // CHECK:         %[[S:.*]] = arith.extui %[[STEP]] : i32 to i64
 // CHECK:         memref.store %[[S]], %[[HOST]][%c1{{.*}}]
@@ -104,14 +105,15 @@ func.func private @weight_grad(%w: memref<256xf32>, %seed: i64, %step: i32) {
 
 // Two entry points with records of their own call one function: it takes
 // the first caller's record type; the other caller, whose record differs,
-// makes one for the call from the call's operands (zeros elsewhere).
+// makes one for the call from the call's operands (zeros elsewhere), its
+// host record made in the caller's entry block.
 // CHECK-LABEL: func.func @first(
 // CHECK:         %[[RECORD:.*]] = gpu.alloc () : memref<2xi64>
 // CHECK:         call @scale(%{{.*}}, %{{.*}}, %[[RECORD]])
 // CHECK-LABEL: func.func @second(
 // CHECK-SAME:    %[[LR:[^:]*]]: f32,
-// CHECK:         %[[OWN:.*]] = gpu.alloc () : memref<1xi64>
 // CHECK:         %[[HOST:.*]] = memref.alloca() : memref<2xi64>
+// CHECK:         %[[OWN:.*]] = gpu.alloc () : memref<1xi64>
 // CHECK:         %[[ZERO:.*]] = arith.constant 0 : i64
 // CHECK:         memref.store %[[ZERO]], %[[HOST]][%c0{{.*}}]
 // CHECK:         %[[BITS:.*]] = arith.bitcast %[[LR]] : f32 to i32
