@@ -173,3 +173,24 @@ func.func @host_only(%bits: i32, %x: memref<8xf32>) -> i1 {
   %fp32 = arith.cmpi eq, %bits, %c0_i32 : i32
   return %fp32 : i1
 }
+
+// -----
+
+// What a record cannot hold stays a kernel parameter: a scalar wider than
+// 64 bits. (Nothing here is an error: the launch keeps reading it.)
+// CHECK-LABEL: func.func @wide(
+// CHECK-SAME:    %[[WIDE:[^:]*]]: i128
+// CHECK-NOT:     memref.alloca
+// CHECK:         gpu.launch
+// CHECK:           arith.trunci %[[WIDE]] : i128 to i32
+func.func @wide(%wide: i128, %x: memref<8xi32>) {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %v = arith.trunci %wide : i128 to i32
+    memref.store %v, %x[%tx] : memref<8xi32>
+    gpu.terminator
+  }
+  return
+}
