@@ -104,6 +104,12 @@ struct DeallocToCall : ConvertOpToLLVMPattern<gpu::DeallocOp> {
   }
 };
 
+/// Whether `buffer` is (a view of) the host code's stack, memref.alloca:
+/// memory of the host alone.
+bool isHostStack(Value buffer) {
+  return isa_and_nonnull<memref::AllocaOp>(rootOf(buffer).getDefiningOp());
+}
+
 /// gpu.memcpy of dense buffers -> qtrain_cuda_memcpy(dst, src, bytes), or
 /// qtrain_cuda_upload(dst, src, bytes) from a memref.alloca.
 struct MemcpyToCall : ConvertOpToLLVMPattern<gpu::MemcpyOp> {
@@ -134,10 +140,9 @@ struct MemcpyToCall : ConvertOpToLLVMPattern<gpu::MemcpyOp> {
     // A copy from the host code's stack (a record of scalar arguments,
     // qtrain-arguments-to-device) is an upload in stream order; any other
     // copy waits for the launches before it.
-    bool upload =
-        isa_and_nonnull<memref::AllocaOp>(rootOf(op.getSrc()).getDefiningOp());
     if (failed(callRuntime(rewriter, op,
-                           upload ? "qtrain_cuda_upload" : "qtrain_cuda_memcpy",
+                           isHostStack(op.getSrc()) ? "qtrain_cuda_upload"
+                                                    : "qtrain_cuda_memcpy",
                            {getPtrType(), getPtrType(), getIndexType()}, Type(),
                            {start(target), start(source), bytes})))
       return failure();
@@ -183,14 +188,12 @@ void CudaHostCallsPass::runOnOperation() {
     if (effects && !op->getParentOfType<gpu::LaunchOp>()) {
       SmallVector<MemoryEffects::EffectInstance> instances;
       effects.getEffects(instances);
-      // (The host code's stack, memref.alloca, is the host's alone.)
       if (llvm::any_of(instances, [](MemoryEffects::EffectInstance &e) {
             return isa<MemoryEffects::Read, MemoryEffects::Write>(
                        e.getEffect()) &&
                    e.getValue() &&
                    isa<BaseMemRefType>(e.getValue().getType()) &&
-                   !isa_and_nonnull<memref::AllocaOp>(
-                       rootOf(e.getValue()).getDefiningOp());
+                   !isHostStack(e.getValue());
           }))
         hostAccesses.push_back(op);
     }

@@ -504,17 +504,14 @@ void qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
   SmallVector<Value> previous;
   int64_t previousCount = shape.reducedCount;
   int64_t count = llvm::divideCeil(shape.reducedCount, perBlock);
-  bool combined = false;
   for (bool firstLevel = true;; firstLevel = false) {
     SmallVector<Value> partials;
     if (count > 1)
       partials = allocate(count);
     bool lastLevel = count <= 4 * fanIn;
     memref::GlobalOp counters;
-    if (lastLevel && count > 1 && options.lastBlockCombines) {
+    if (lastLevel && count > 1 && options.lastBlockCombines)
       counters = counterGlobal(rewriter, loc, op, outputCount);
-      combined = true;
-    }
     auto elements = [&](OpBuilder &b, ValueRange parallel, Value linear) {
       SmallVector<Value> all(parallel);
       llvm::append_range(all, delinearize(b, loc, linear, shape.reduced));
@@ -544,7 +541,7 @@ void qtrain::splitReductionToLoops(RewriterBase &rewriter, linalg::GenericOp op,
       break;
     count = llvm::divideCeil(count, perBlock);
   }
-  if (count > 1 && !combined) {
+  if (count > 1 && !options.lastBlockCombines) {
     // The last level: a thread per output element combines the output's
     // initial value with the partial values, in order.
     parallelLoop(rewriter, loc, shape.parallel,
