@@ -309,35 +309,155 @@ static LogicalResult emulateGemmLaunch(IRRewriter &rewriter,
     return arith::MulIOp::create(b, loc, flat, cols);
   };
   Value aRow = offset(i, m, k), bRow = offset(j, n, k);
-  auto sum = scf::ForOp::create(
-      b, loc, c0, k, c1, ValueRange{zero},
-      [&](OpBuilder &nb, Location nloc, Value kk, ValueRange acc) {
-        auto element = [&](Value memref, Value row, GemmEncoding encoding) {
-          Value raw = memref::LoadOp::create(
-              nb, nloc, memref,
-              ValueRange{arith::AddIOp::create(nb, nloc, row, kk)});
-          return decodeOperand(nb, nloc, raw, *spec, encoding);
-        };
-        Value av = element(a, aRow, spec->a), bv = element(bm, bRow, spec->b);
-        Value next;
-        if (isInt)
-          next = arith::AddIOp::create(nb, nloc, acc[0],
-                                       arith::MulIOp::create(nb, nloc, av, bv));
-        else if (spec->kind == "f32")
-          next = math::FmaOp::create(nb, nloc, av, bv, acc[0]);
-        else
-          next = arith::AddFOp::create(nb, nloc, acc[0],
-                                       arith::MulFOp::create(nb, nloc, av, bv));
-        scf::YieldOp::create(nb, nloc, next);
-      });
+  // The sum over terms [first, last), in order, from zero.
+  auto sumTerms = [&](Value first, Value last) {
+    return scf::ForOp::create(
+               b, loc, first, last, c1, ValueRange{zero},
+               [&](OpBuilder &nb, Location nloc, Value kk, ValueRange acc) {
+                 auto element = [&](Value memref, Value row,
+                                    GemmEncoding encoding) {
+                   Value raw = memref::LoadOp::create(
+                       nb, nloc, memref,
+                       ValueRange{arith::AddIOp::create(nb, nloc, row, kk)});
+                   return decodeOperand(nb, nloc, raw, *spec, encoding);
+                 };
+                 Value av = element(a, aRow, spec->a),
+                       bv = element(bm, bRow, spec->b);
+                 Value next;
+                 if (isInt)
+                   next = arith::AddIOp::create(
+                       nb, nloc, acc[0],
+                       arith::MulIOp::create(nb, nloc, av, bv));
+                 else if (spec->kind == "f32")
+                   next = math::FmaOp::create(nb, nloc, av, bv, acc[0]);
+                 else
+                   next = arith::AddFOp::create(
+                       nb, nloc, acc[0],
+                       arith::MulFOp::create(nb, nloc, av, bv));
+                 scf::YieldOp::create(nb, nloc, next);
+               })
+        .getResult(0);
+  };
+  Value sum;
+  if (spec->splits == 1) {
+    sum = sumTerms(c0, k);
+  } else {
+    // Each split's chunk summed on its own, then the chunks' sums added in
+    // split order, from zero (the kernel's last block).
+    Value chunk = index(spec->kChunk);
+    sum = scf::ForOp::create(
+              b, loc, c0, index(spec->splits), c1, ValueRange{zero},
+              [&](OpBuilder &nb, Location nloc, Value split, ValueRange acc) {
+                Value first = arith::MulIOp::create(nb, nloc, split, chunk);
+                Value last = arith::MinUIOp::create(
+                    nb, nloc, arith::AddIOp::create(nb, nloc, first, chunk), k);
+                Value part = sumTerms(first, last);
+                Value next = isInt
+                                 ? arith::AddIOp::create(nb, nloc, acc[0], part)
+                                       .getResult()
+                                 : arith::AddFOp::create(nb, nloc, acc[0], part)
+                                       .getResult();
+                scf::YieldOp::create(nb, nloc, next);
+              })
+              .getResult(0);
+  }
   Value flat = arith::AddIOp::create(b, loc, offset(i, m, n), j);
-  memref::StoreOp::create(b, loc, sum.getResult(0), c, ValueRange{flat});
+  memref::StoreOp::create(b, loc, sum, c, ValueRange{flat});
   rewriter.eraseOp(launch);
   return success();
 }
 
+/// Replaces the launch of an f32 GEMM kernel by a gpu.launch of the
+/// kernel's body: its ids the launch's, its workgroup buffers the launch's
+/// and its globals copied into `module`.
+static FailureOr<gpu::LaunchOp> inlineGemmKernel(IRRewriter &rewriter,
+                                                 gpu::LaunchFuncOp launch,
+                                                 ModuleOp module) {
+  auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+      launch, launch.getKernel());
+  FailureOr<GemmKernelSpec> spec = GemmKernelSpec::fromAttr(
+      kernel ? kernel->getAttrOfType<DictionaryAttr>(kGemmAttrName)
+             : DictionaryAttr());
+  if (failed(spec) || spec->kind != "f32" || !kernel.getBody().hasOneBlock() ||
+      !kernel.getPrivateAttributions().empty() ||
+      launch.getNumKernelOperands() != kernel.getNumArguments() ||
+      launch.getAsyncToken() || !launch.getAsyncDependencies().empty())
+    return launch.emitError("qtrain-emulate-gpu: gemms=kernel runs the code "
+                            "of synchronous launches of f32 GEMM kernels "
+                            "only (the tensor-core kinds' mma.sync has no "
+                            "host form)");
+  Location loc = launch.getLoc();
+  rewriter.setInsertionPoint(launch);
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  SmallVector<Type> shared;
+  for (BlockArgument arg : kernel.getWorkgroupAttributions())
+    shared.push_back(arg.getType());
+  auto inlined = gpu::LaunchOp::create(
+      rewriter, loc, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, shared);
+  IRMapping mapping;
+  for (auto [arg, operand] :
+       llvm::zip_equal(kernel.getArguments(), launch.getKernelOperands()))
+    mapping.map(arg, operand);
+  for (auto [arg, buffer] : llvm::zip_equal(kernel.getWorkgroupAttributions(),
+                                            inlined.getWorkgroupAttributions()))
+    mapping.map(arg, buffer);
+  auto dim = [](gpu::KernelDim3 dims, gpu::Dimension d) {
+    return d == gpu::Dimension::x   ? dims.x
+           : d == gpu::Dimension::y ? dims.y
+                                    : dims.z;
+  };
+  auto gpuModule = kernel->getParentOfType<gpu::GPUModuleOp>();
+  SymbolTable symbols(module);
+  Block &body = inlined.getBody().front();
+  rewriter.setInsertionPointToEnd(&body);
+  for (Operation &op : kernel.getBody().front().without_terminator()) {
+    // The kernel's ids are its top-level ops (GemmKernel.cpp).
+    if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
+      mapping.map(id.getResult(),
+                  dim(inlined.getThreadIds(), id.getDimension()));
+      continue;
+    }
+    if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
+      mapping.map(id.getResult(),
+                  dim(inlined.getBlockIds(), id.getDimension()));
+      continue;
+    }
+    WalkResult walk = op.walk([&](Operation *inner) {
+      if (isa<gpu::ThreadIdOp, gpu::BlockIdOp>(inner)) {
+        inner->emitError("qtrain-emulate-gpu: gemms=kernel needs the "
+                         "kernel's ids at its top level");
+        return WalkResult::interrupt();
+      }
+      if (auto get = dyn_cast<memref::GetGlobalOp>(inner))
+        if (!symbols.lookup(get.getName()))
+          if (auto global =
+                  gpuModule.lookupSymbol<memref::GlobalOp>(get.getNameAttr())) {
+            OpBuilder::InsertionGuard guard(rewriter);
+            rewriter.setInsertionPointToStart(module.getBody());
+            symbols.insert(rewriter.clone(*global));
+          }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    rewriter.clone(op, mapping);
+  }
+  gpu::TerminatorOp::create(rewriter, loc);
+  rewriter.eraseOp(launch);
+  return inlined;
+}
+
 void EmulateGpuPass::runOnOperation() {
   ModuleOp module = getOperation();
+  if (gemms != "description" && gemms != "kernel") {
+    module.emitError("qtrain-emulate-gpu: gemms must be description or "
+                     "kernel, got '")
+        << gemms << "'";
+    return signalPassFailure();
+  }
   IRRewriter rewriter(&getContext());
   SmallVector<Operation *> ops;
   module.walk([&](Operation *op) {
@@ -368,6 +488,13 @@ void EmulateGpuPass::runOnOperation() {
       continue;
     }
     if (auto launchFunc = dyn_cast<gpu::LaunchFuncOp>(op)) {
+      if (gemms == "kernel") {
+        FailureOr<gpu::LaunchOp> inlined =
+            inlineGemmKernel(rewriter, launchFunc, module);
+        if (failed(inlined) || failed(emulateLaunch(rewriter, *inlined)))
+          return signalPassFailure();
+        continue;
+      }
       if (failed(emulateGemmLaunch(rewriter, launchFunc)))
         return signalPassFailure();
       continue;

@@ -150,6 +150,17 @@ FailureOr<GemmKernelSpec> GemmKernelSpec::get(StringRef kind, int64_t batch,
   } else {
     return failure();
   }
+  // Split k when the tiles of C leave most of the GPU idle and k is long
+  // enough to share: chunks of whole tensor-core steps.
+  spec.kChunk = k;
+  int64_t tiles = spec.tilesX() * spec.tilesY() * batch;
+  int64_t ways =
+      std::min<int64_t>({int64_t(llvm::divideCeil(kSplitBlocks, tiles)),
+                         kMaxSplits, k / kMinChunk});
+  if (tiles < kSplitBlocks && ways > 1) {
+    spec.kChunk = llvm::alignTo(llvm::divideCeil(k, ways), spec.kStep());
+    spec.splits = llvm::divideCeil(k, spec.kChunk);
+  }
   return spec;
 }
 
@@ -164,9 +175,12 @@ int64_t GemmKernelSpec::kStep() const {
 }
 
 std::string GemmKernelSpec::name() const {
-  return llvm::formatv("qtrain_gemm_{0}_{1}x{2}_b{3}_m{4}_n{5}_k{6}", kind,
-                       stringifyGemmEncoding(a), stringifyGemmEncoding(b),
-                       batch, m, n, k);
+  std::string name = llvm::formatv(
+      "qtrain_gemm_{0}_{1}x{2}_b{3}_m{4}_n{5}_k{6}", kind,
+      stringifyGemmEncoding(a), stringifyGemmEncoding(b), batch, m, n, k);
+  if (splits > 1)
+    name += llvm::formatv("_s{0}", splits).str();
+  return name;
 }
 
 DictionaryAttr GemmKernelSpec::toAttr(Builder &builder) const {
@@ -182,6 +196,8 @@ DictionaryAttr GemmKernelSpec::toAttr(Builder &builder) const {
        builder.getNamedAttr("m", builder.getI64IntegerAttr(m)),
        builder.getNamedAttr("n", builder.getI64IntegerAttr(n)),
        builder.getNamedAttr("k", builder.getI64IntegerAttr(k)),
+       builder.getNamedAttr("splits", builder.getI64IntegerAttr(splits)),
+       builder.getNamedAttr("k_chunk", builder.getI64IntegerAttr(kChunk)),
        builder.getNamedAttr("grid", builder.getI64ArrayAttr(grid())),
        builder.getNamedAttr("block", builder.getI64ArrayAttr(block()))});
 }
@@ -202,8 +218,11 @@ FailureOr<GemmKernelSpec> GemmKernelSpec::fromAttr(DictionaryAttr attr) {
   FailureOr<GemmKernelSpec> spec =
       get(kind.getValue(), batch, m, n, k, a.getValue() == "e5m2",
           b.getValue() == "e5m2");
+  // The split is the shape's; a description that says otherwise is not
+  // this builder's.
   if (failed(spec) || stringifyGemmEncoding(spec->a) != a.getValue() ||
-      stringifyGemmEncoding(spec->b) != b.getValue())
+      stringifyGemmEncoding(spec->b) != b.getValue() ||
+      integer("splits") != spec->splits || integer("k_chunk") != spec->kChunk)
     return failure();
   return spec;
 }
@@ -215,18 +234,26 @@ class GemmBuilder {
 public:
   GemmBuilder(OpBuilder &b, Location loc, const GemmKernelSpec &spec,
               gpu::GPUFuncOp func)
-      : b(b), loc(loc), spec(spec), aArg(func.getArgument(0)),
+      : b(b), loc(loc), spec(spec), func(func), aArg(func.getArgument(0)),
         bArg(func.getArgument(1)), cArg(func.getArgument(2)) {}
 
   void build();
 
 private:
+  /// One element of C a thread holds: its row, column and value.
+  struct Output {
+    Value row, col, value;
+  };
+
   OpBuilder &b;
   Location loc;
   const GemmKernelSpec &spec;
+  gpu::GPUFuncOp func;
   Value aArg, bArg, cArg;
   // Thread coordinates.
-  Value g, t, row0, col0, aBase, bBase, cBase;
+  Value tid, g, t, row0, col0, aBase, bBase, cBase;
+  // The block's batch element and split, and the split's first term.
+  Value batchIndex, split, kBegin;
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value i32(int64_t v) {
@@ -256,9 +283,24 @@ private:
   SmallVector<Value> mmaStep(Value k0, ValueRange acc);
   Value mma(ValueRange aRegs, ValueRange bRegs, ValueRange acc,
             SmallVectorImpl<Value> &out);
+  /// The block's batch element, split and bases from blockIdx.z.
+  void setUpBlock();
+  /// The end of the block's terms, rounded up to `roundedK`.
+  Value kEnd(int64_t roundedK);
   void buildTensorCore();
   void buildSimt();
   void store(Value row, Value col, Value value);
+  /// Writes the thread's `outputs` to C; when k is split, through the
+  /// workspace and the tile's last block.
+  void finish(ArrayRef<Output> outputs);
+  /// The split's values into the workspace; whether this block finished
+  /// the tile last (an i1 every thread reads after a barrier).
+  Value storeSplit(ArrayRef<Output> outputs, Value partials, Value counters,
+                   Value tile);
+  /// Every split's values of `outputs` summed in split order.
+  SmallVector<Value> sumSplits(ArrayRef<Output> outputs, Value partials);
+  /// The kernel's zero-initialized global `suffix` of `size` `type`s.
+  Value global(StringRef suffix, int64_t size, Type type);
 };
 
 } // namespace
@@ -378,8 +420,29 @@ void GemmBuilder::store(Value row, Value col, Value value) {
   memref::StoreOp::create(b, loc, value, cArg, offset);
 }
 
+void GemmBuilder::setUpBlock() {
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  batchIndex = bz;
+  kBegin = index(0);
+  if (spec.splits > 1) {
+    batchIndex = arith::DivUIOp::create(b, loc, bz, index(spec.splits));
+    split = arith::RemUIOp::create(b, loc, bz, index(spec.splits));
+    kBegin = mul(split, spec.kChunk);
+  }
+  aBase = mul(batchIndex, spec.m * spec.k);
+  bBase = mul(batchIndex, spec.n * spec.k);
+  cBase = mul(batchIndex, spec.m * spec.n);
+}
+
+Value GemmBuilder::kEnd(int64_t roundedK) {
+  if (spec.splits == 1)
+    return index(roundedK);
+  return minIdx(add(kBegin, spec.kChunk), roundedK);
+}
+
 void GemmBuilder::buildTensorCore() {
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  setUpBlock();
   Value warp = arith::DivUIOp::create(b, loc, tid, index(32));
   Value lane = arith::RemUIOp::create(b, loc, tid, index(32));
   g = arith::DivUIOp::create(b, loc, lane, index(4));
@@ -389,10 +452,6 @@ void GemmBuilder::buildTensorCore() {
              mul(warp, 16));
   col0 = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
              GemmKernelSpec::kTileN);
-  Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  aBase = mul(bz, spec.m * spec.k);
-  bBase = mul(bz, spec.n * spec.k);
-  cBase = mul(bz, spec.m * spec.n);
 
   bool isInt = spec.kind == "i8";
   Value zero = isInt ? i32(0)
@@ -400,22 +459,24 @@ void GemmBuilder::buildTensorCore() {
                                                       APFloat(0.0f))
                            .getResult();
   SmallVector<Value> init(16, zero);
-  int64_t steps = (spec.k + spec.kStep() - 1) / spec.kStep();
+  int64_t roundedK = llvm::alignTo(spec.k, spec.kStep());
   auto loop = scf::ForOp::create(
-      b, loc, index(0), index(steps * spec.kStep()), index(spec.kStep()), init,
+      b, loc, kBegin, kEnd(roundedK), index(spec.kStep()), init,
       [&](OpBuilder &, Location, Value k0, ValueRange acc) {
         scf::YieldOp::create(b, loc, mmaStep(k0, acc));
       });
+  SmallVector<Output> outputs;
   for (int64_t s = 0; s < 4; ++s)
     for (int64_t i = 0; i < 4; ++i)
-      store(add(add(row0, g), 8 * (i / 2)),
-            add(add(add(col0, mul(t, 2)), 8 * s), i % 2),
-            loop.getResult(4 * s + i));
+      outputs.push_back({add(add(row0, g), 8 * (i / 2)),
+                         add(add(add(col0, mul(t, 2)), 8 * s), i % 2),
+                         loop.getResult(4 * s + i)});
+  finish(outputs);
 }
 
 void GemmBuilder::buildSimt() {
   // Thread (w, l) of the block: column col0 + l, rows row0 + 16 w + r.
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  setUpBlock();
   Value warp = arith::DivUIOp::create(b, loc, tid, index(32));
   Value lane = arith::RemUIOp::create(b, loc, tid, index(32));
   Value rowBase = add(mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
@@ -424,10 +485,6 @@ void GemmBuilder::buildSimt() {
   Value col = add(mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
                       GemmKernelSpec::kTileN),
                   lane);
-  Value bz = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  aBase = mul(bz, spec.m * spec.k);
-  bBase = mul(bz, spec.n * spec.k);
-  cBase = mul(bz, spec.m * spec.n);
   Value bRow = add(bBase, mul(minIdx(col, spec.n - 1), spec.k));
   SmallVector<Value> aRows;
   for (int64_t r = 0; r < 16; ++r)
@@ -438,7 +495,7 @@ void GemmBuilder::buildSimt() {
   SmallVector<Value> init(16, zero);
   // Sums in k order, one fused multiply-add per term.
   auto loop = scf::ForOp::create(
-      b, loc, index(0), index(spec.k), index(1), init,
+      b, loc, kBegin, kEnd(spec.k), index(1), init,
       [&](OpBuilder &, Location, Value kk, ValueRange acc) {
         Value bv = memref::LoadOp::create(b, loc, bArg, add(bRow, kk));
         SmallVector<Value> next;
@@ -450,8 +507,151 @@ void GemmBuilder::buildSimt() {
         }
         scf::YieldOp::create(b, loc, next);
       });
+  SmallVector<Output> outputs;
   for (int64_t r = 0; r < 16; ++r)
-    store(add(rowBase, r), col, loop.getResult(r));
+    outputs.push_back({add(rowBase, r), col, loop.getResult(r)});
+  finish(outputs);
+}
+
+Value GemmBuilder::global(StringRef suffix, int64_t size, Type type) {
+  auto module = func->getParentOfType<gpu::GPUModuleOp>();
+  auto memrefType = MemRefType::get({size}, type);
+  std::string name = (func.getName() + "_" + suffix).str();
+  if (!module.lookupSymbol(name)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(func);
+    Attribute zero = isa<FloatType>(type) ? Attribute(b.getFloatAttr(type, 0))
+                                          : b.getIntegerAttr(type, 0);
+    memref::GlobalOp::create(
+        b, loc, name, b.getStringAttr("private"), memrefType,
+        DenseElementsAttr::get(RankedTensorType::get({size}, type), zero),
+        /*constant=*/false, /*alignment=*/nullptr);
+  }
+  return memref::GetGlobalOp::create(b, loc, memrefType, name);
+}
+
+Value GemmBuilder::storeSplit(ArrayRef<Output> outputs, Value partials,
+                              Value counters, Value tile) {
+  // Layout [split][batch][m][n]: only the elements of C.
+  Value slab = mul(split, spec.batch * spec.m * spec.n);
+  for (const Output &o : outputs) {
+    Value inside = arith::AndIOp::create(b, loc, lessThan(o.row, spec.m),
+                                         lessThan(o.col, spec.n));
+    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    memref::StoreOp::create(
+        b, loc, o.value, partials,
+        add(slab, add(cBase, add(mul(o.row, spec.n), o.col))));
+  }
+  // Every thread releases its stores before the block is counted; thread
+  // 0 counts it and tells the block, through shared memory, whether it was
+  // the tile's last.
+  LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel);
+  gpu::BarrierOp::create(b, loc);
+  auto sharedType = MemRefType::get(
+      {1}, b.getI32Type(), AffineMap(),
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
+  Value flag = func.addWorkgroupAttribution(sharedType, loc);
+  Value leader =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, index(0));
+  scf::IfOp::create(b, loc, leader, [&](OpBuilder &b, Location loc) {
+    Value seen = memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
+                                             i32(1), counters, tile);
+    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel);
+    Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, seen,
+                                       i32(spec.splits - 1));
+    memref::StoreOp::create(
+        b, loc, arith::ExtUIOp::create(b, loc, b.getI32Type(), last), flag,
+        index(0));
+    scf::YieldOp::create(b, loc);
+  });
+  gpu::BarrierOp::create(b, loc);
+  Value last = memref::LoadOp::create(b, loc, flag, index(0));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, last, i32(0));
+}
+
+SmallVector<Value> GemmBuilder::sumSplits(ArrayRef<Output> outputs,
+                                          Value partials) {
+  // Clamped like the operands' rows: elements outside C are read, summed
+  // and not stored.
+  SmallVector<Value> offsets;
+  for (const Output &o : outputs)
+    offsets.push_back(add(cBase, add(mul(minIdx(o.row, spec.m - 1), spec.n),
+                                     minIdx(o.col, spec.n - 1))));
+  bool isInt = spec.c == GemmEncoding::S32;
+  Value zero = isInt ? i32(0)
+                     : arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
+                                                      APFloat(0.0f))
+                           .getResult();
+  int64_t slab = spec.batch * spec.m * spec.n;
+  // `count` splits from `first`: all loads first (they are independent),
+  // then the sums in split order.
+  auto addSplits = [&](Value first, int64_t count, ValueRange totals) {
+    SmallVector<Value> values;
+    for (int64_t u = 0; u < count; ++u) {
+      Value base = mul(add(first, u), slab);
+      for (Value offset : offsets)
+        values.push_back(
+            memref::LoadOp::create(b, loc, partials, add(base, offset)));
+    }
+    SmallVector<Value> next(totals);
+    for (int64_t u = 0; u < count; ++u)
+      for (auto [i, total] : llvm::enumerate(next)) {
+        Value value = values[u * offsets.size() + i];
+        total = isInt ? arith::AddIOp::create(b, loc, total, value).getResult()
+                      : arith::AddFOp::create(b, loc, total, value).getResult();
+      }
+    return next;
+  };
+  constexpr int64_t kUnroll = 4;
+  int64_t unrolled = spec.splits / kUnroll * kUnroll;
+  SmallVector<Value> totals(outputs.size(), zero);
+  if (unrolled) {
+    auto loop = scf::ForOp::create(
+        b, loc, index(0), index(unrolled), index(kUnroll), totals,
+        [&](OpBuilder &, Location, Value first, ValueRange acc) {
+          scf::YieldOp::create(b, loc, addSplits(first, kUnroll, acc));
+        });
+    totals.assign(loop.getResults().begin(), loop.getResults().end());
+  }
+  if (spec.splits % kUnroll)
+    totals = addSplits(index(unrolled), spec.splits % kUnroll, totals);
+  return totals;
+}
+
+void GemmBuilder::finish(ArrayRef<Output> outputs) {
+  if (spec.splits == 1) {
+    for (const Output &o : outputs)
+      store(o.row, o.col, o.value);
+    return;
+  }
+  bool isInt = spec.c == GemmEncoding::S32;
+  Value partials =
+      global("partials", spec.splits * spec.batch * spec.m * spec.n,
+             isInt ? Type(b.getI32Type()) : Type(b.getF32Type()));
+  int64_t tiles = spec.tilesX() * spec.tilesY() * spec.batch;
+  Value counters = global("tiles", tiles, b.getI32Type());
+  Value tile = add(mul(add(mul(batchIndex, spec.tilesY()),
+                           gpu::BlockIdOp::create(b, loc, gpu::Dimension::y)),
+                       spec.tilesX()),
+                   gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  Value last = storeSplit(outputs, partials, counters, tile);
+  scf::IfOp::create(b, loc, last, [&](OpBuilder &, Location) {
+    // Acquire the other blocks' values; the tile's counter starts at zero
+    // again for the next launch.
+    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel);
+    for (auto [o, total] :
+         llvm::zip_equal(outputs, sumSplits(outputs, partials)))
+      store(o.row, o.col, total);
+    Value leader =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, index(0));
+    scf::IfOp::create(b, loc, leader, [&](OpBuilder &, Location) {
+      memref::StoreOp::create(b, loc, i32(0), counters, tile);
+      scf::YieldOp::create(b, loc);
+    });
+    scf::YieldOp::create(b, loc);
+  });
 }
 
 void GemmBuilder::build() {

@@ -170,7 +170,7 @@ module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @f32(%a: memref<96xf32>, %b: memref<48xf32>, %c: memref<72xf32>) kernel
         attributes {qtrain.gemm = {kind = "f32", a = "f32", b = "f32", c = "f32",
-                                   batch = 2, m = 6, n = 3, k = 8,
+                                   batch = 2, m = 6, n = 3, k = 8, splits = 1, k_chunk = 8,
                                    grid = [1, 1, 2], block = [128, 1, 1]}} {
       gpu.return
     }
@@ -208,13 +208,13 @@ module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @bf16(%a: memref<32xi16>, %b: memref<32xi16>, %c: memref<16xf32>) kernel
         attributes {qtrain.gemm = {kind = "bf16", a = "bf16", b = "bf16", c = "f32",
-                                   batch = 1, m = 4, n = 4, k = 8,
+                                   batch = 1, m = 4, n = 4, k = 8, splits = 1, k_chunk = 8,
                                    grid = [1, 1, 1], block = [128, 1, 1]}} {
       gpu.return
     }
     gpu.func @i8(%a: memref<32xi8>, %b: memref<32xi8>, %c: memref<16xi32>) kernel
         attributes {qtrain.gemm = {kind = "i8", a = "s8", b = "s8", c = "s32",
-                                   batch = 1, m = 4, n = 4, k = 8,
+                                   batch = 1, m = 4, n = 4, k = 8, splits = 1, k_chunk = 8,
                                    grid = [1, 1, 1], block = [128, 1, 1]}} {
       gpu.return
     }
@@ -268,7 +268,7 @@ module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @fp8(%a: memref<32xi8>, %b: memref<32xi8>, %c: memref<16xf32>) kernel
         attributes {qtrain.gemm = {kind = "fp8", a = "e5m2", b = "e4m3", c = "f32",
-                                   batch = 1, m = 4, n = 4, k = 8,
+                                   batch = 1, m = 4, n = 4, k = 8, splits = 1, k_chunk = 8,
                                    grid = [1, 1, 1], block = [128, 1, 1]}} {
       gpu.return
     }
@@ -314,7 +314,7 @@ module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @f32(%a: memref<96xf32>, %b: memref<48xf32>, %c: memref<72xf32>) kernel
         attributes {qtrain.gemm = {kind = "f32", a = "f32", b = "f32", c = "f32",
-                                   batch = 2, m = 6, n = 3, k = 8,
+                                   batch = 2, m = 6, n = 3, k = 8, splits = 1, k_chunk = 8,
                                    grid = [1, 1, 2], block = [128, 1, 1]}} {
       gpu.return
     }

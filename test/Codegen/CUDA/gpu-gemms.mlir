@@ -59,7 +59,7 @@
 // CHECK-NOT:     linalg.matmul
 // CHECK:       gpu.module @qtrain_step_gemms
 // CHECK:         gpu.func @qtrain_gemm_f32_f32xf32_b1_m128_n96_k64(%{{.*}}: memref<8192xf32>, %{{.*}}: memref<6144xf32>, %{{.*}}: memref<12288xf32>) kernel
-// CHECK-SAME:      qtrain.gemm = {a = "f32", b = "f32", batch = 1 : i64, block = [128, 1, 1], c = "f32", grid = [3, 2, 1], k = 64 : i64, kind = "f32", m = 128 : i64, n = 96 : i64}
+// CHECK-SAME:      qtrain.gemm = {a = "f32", b = "f32", batch = 1 : i64, block = [128, 1, 1], c = "f32", grid = [3, 2, 1], k = 64 : i64, k_chunk = 64 : i64, kind = "f32", m = 128 : i64, n = 96 : i64, splits = 1 : i64}
 // CHECK:           llvm.intr.fma
 // TF32-LABEL: func.func @matmul(
 // TF32:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_tf32_f32xf32_b1_m128_n96_k64

@@ -20,6 +20,13 @@
 /// a 64 x 32 tile of C; each warp 16 rows, four 16 x 8 tensor-core tiles
 /// sharing one A fragment per step of k.
 ///
+/// A product with few tiles of C and a long k (a weight gradient: m x n
+/// the weight, k the batch's positions) splits k: each of `splits` blocks
+/// per tile sums one chunk of k, stores its values in the kernel's
+/// workspace, and the tile's block that finishes last adds them up in
+/// split order (counted in a zero-initialized global between fences). C
+/// is written once, by that block; the kernel's parameters stay A, B, C.
+///
 //===----------------------------------------------------------------------===//
 
 #ifndef QTRAIN_CODEGEN_CUDA_GEMMKERNEL_H
@@ -96,6 +103,9 @@ struct GemmKernelSpec {
   GemmEncoding a = GemmEncoding::F32, b = GemmEncoding::F32,
                c = GemmEncoding::F32;
   int64_t batch = 1, m = 0, n = 0, k = 0;
+  /// Split k: the terms each split sums (a multiple of kStep(); k when not
+  /// split) and how many splits there are.
+  int64_t kChunk = 0, splits = 1;
 
   /// The operand encodings a kind reads; fp8 reads e4m3 unless the operand
   /// is an error (e5m2).
@@ -106,18 +116,28 @@ struct GemmKernelSpec {
 
   /// Rows and columns of C per block, threads per block.
   static constexpr int64_t kTileM = 64, kTileN = 32, kThreads = 128;
+  /// Splitting k: a kernel with fewer tiles of C than kSplitBlocks splits
+  /// k until it has about that many blocks (two per multiprocessor of an
+  /// H100), at most kMaxSplits ways (the last block reads that many values
+  /// per element) and into chunks of at least kMinChunk terms.
+  static constexpr int64_t kSplitBlocks = 264, kMaxSplits = 128,
+                           kMinChunk = 256;
+  /// The tiles of C: x over n, y over m.
+  int64_t tilesX() const { return (n + kTileN - 1) / kTileN; }
+  int64_t tilesY() const { return (m + kTileM - 1) / kTileM; }
+  /// z runs over batch x splits (the split fastest).
   std::array<int64_t, 3> grid() const {
-    return {(n + kTileN - 1) / kTileN, (m + kTileM - 1) / kTileM, batch};
+    return {tilesX(), tilesY(), batch * splits};
   }
   std::array<int64_t, 3> block() const { return {kThreads, 1, 1}; }
   /// The k of one tensor-core step (1 for f32).
   int64_t kStep() const;
 
-  /// The kernel's symbol: qtrain_gemm_KIND_AxB_bBATCH_mM_nN_kK. Kernels of
-  /// one name compute the same thing.
+  /// The kernel's symbol: qtrain_gemm_KIND_AxB_bBATCH_mM_nN_kK, with
+  /// _sSPLITS when k is split. Kernels of one name compute the same thing.
   std::string name() const;
   /// The kernel's description (kGemmAttrName): kind, a, b, c, batch, m, n,
-  /// k, grid and block.
+  /// k, splits, k_chunk, grid and block.
   DictionaryAttr toAttr(Builder &builder) const;
   /// The spec a description gives, or failure if it is not one.
   static FailureOr<GemmKernelSpec> fromAttr(DictionaryAttr attr);

@@ -526,9 +526,20 @@ def EmulateGpuPass : Pass<"qtrain-emulate-gpu", "::mlir::ModuleOp"> {
     rounded to nearest, ties away; bf16 bits widened; s8 codes summed
     exactly in i32). This checks the gathers and epilogues around the
     kernels, not their tensor-core code, which `qtrain-cuda-check` checks on
-    a device; fp8 kernels have no emulation (an error). Unused gpu.modules
-    are erased.
+    a device. A kernel that splits k is emulated by its splits: each
+    chunk summed on its own, the chunks' sums added in split order from
+    zero, as its last block adds them. With `gemms=kernel`, an f32 kernel
+    (fused multiply-adds on the CUDA cores, which the host can run) runs
+    its own code instead: its body becomes a `gpu.launch` (its globals
+    copied into the module) that is emulated as above, so the split and
+    the last block's protocol run too; the tensor-core kinds are an error
+    then. Unused gpu.modules are erased.
   }];
+  let options = [
+    Option<"gemms", "gemms", "std::string", "\"description\"",
+           "How GEMM kernels run: `description` (what qtrain.gemm states) "
+           "or `kernel` (an f32 kernel's own code)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"

@@ -1,7 +1,8 @@
 """Checks a bundle's CUDA target against its manifest and prints a summary:
 the module's SHA-256, that every kernel's name is in the module, each
 site's products and kinds, the fp8 operand encodings by product, and that
-each kernel's launch covers C in 64 x 32 tiles of 128 threads."""
+each kernel's launch covers C in 64 x 32 tiles of 128 threads (its grid's z
+the batch times the splits of k), and the products that split k."""
 import hashlib
 import json
 import os
@@ -31,7 +32,19 @@ for site in m["sites"]:
             fp8.setdefault(product, set()).add(f"{k['a']}x{k['b']}")
 print("fp8 operands: " + ", ".join(
     f"{p} {' '.join(sorted(fp8[p]))}" for p in ("forward", "input_grad", "weight_grad") if p in fp8))
-ok = all(k["block"] == [128, 1, 1] and
-         k["grid"] == [-(-k["n"] // 32), -(-k["m"] // 64), k["batch"]]
+def splits(k):
+    """How many ways the kernel splits k: its grid's z over the batch, which
+    its name states when more than one."""
+    z = k["grid"][2]
+    s = z // k["batch"]
+    named = k["name"].endswith(f"_s{s}") if s > 1 else "_s" not in k["name"].split("_k")[-1]
+    return s if z % k["batch"] == 0 and named else None
+
+ok = all(k["block"] == [128, 1, 1] and splits(k) and
+         k["grid"][:2] == [-(-k["n"] // 32), -(-k["m"] // 64)]
          for k in kernels.values())
 print("launch: " + ("every grid covers its 64 x 32 tiles, block 128" if ok else "a launch is WRONG"))
+split = sorted({(k["m"], k["n"], k["k"], splits(k)) for k in kernels.values()
+                if (splits(k) or 1) > 1})
+print("split k: " + (", ".join(f"m {m} n {n} k {kk} in {s}" for m, n, kk, s in split)
+                     if split else "none"))
