@@ -276,6 +276,10 @@ private:
   /// results are not stored), k past the end reads 0.
   Value loadElement(Value memref, Value base, Value row, int64_t rows,
                     Value kk);
+  /// The E = `perRegister` elements (row, kFirst..kFirst + E - 1) of an
+  /// operand with k a multiple of E, as one 32-bit load.
+  Value loadWord(Value memref, Value base, Value row, int64_t rows,
+                 Value kFirst, int64_t perRegister);
   /// One 32-bit fragment register: E consecutive elements along k.
   Value loadRegister(Value memref, Value base, Value row, int64_t rows,
                      Value kFirst);
@@ -327,10 +331,43 @@ Value GemmBuilder::loadElement(Value memref, Value base, Value row,
   return arith::SelectOp::create(b, loc, lessThan(kk, spec.k), value, zero);
 }
 
+Value GemmBuilder::loadWord(Value memref, Value base, Value row, int64_t rows,
+                            Value kFirst, int64_t perRegister) {
+  // The register's elements are consecutive in the row and, with k a
+  // multiple of their count, a 4-byte aligned word (the buffers are device
+  // allocations, 256-byte aligned): one load, little-endian as the
+  // register's layout, instead of one per element. A and B are read-only
+  // here (ld.global.nc).
+  Value r = minIdx(row, rows - 1);
+  Value kc = minIdx(kFirst, spec.k - perRegister);
+  Value offset = add(base, add(mul(r, spec.k), kc));
+  Value bytes = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                           mul(offset, 4 / perRegister));
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  Value address = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref));
+  Value pointer = LLVM::IntToPtrOp::create(b, loc, globalPtr, address);
+  Value at = LLVM::GEPOp::create(b, loc, globalPtr, b.getI8Type(), pointer,
+                                 ArrayRef<LLVM::GEPArg>{bytes},
+                                 LLVM::GEPNoWrapFlags::inbounds);
+  Value word = LLVM::LoadOp::create(b, loc, b.getI32Type(), at,
+                                    /*alignment=*/4, /*isVolatile=*/false,
+                                    /*isNonTemporal=*/false,
+                                    /*isInvariant=*/true);
+  if (spec.k % spec.kStep() == 0)
+    return word;
+  // Past k: every element of the word is (k is a multiple of their count).
+  return arith::SelectOp::create(b, loc, lessThan(kFirst, spec.k), word,
+                                 i32(0));
+}
+
 Value GemmBuilder::loadRegister(Value memref, Value base, Value row,
                                 int64_t rows, Value kFirst) {
   int64_t bits = spec.kind == "tf32" ? 32 : spec.kind == "bf16" ? 16 : 8;
   int64_t perRegister = 32 / bits;
+  if (bits < 32 && spec.k % perRegister == 0)
+    return loadWord(memref, base, row, rows, kFirst, perRegister);
   Value reg;
   for (int64_t e = 0; e < perRegister; ++e) {
     Value element = loadElement(memref, base, row, rows, add(kFirst, e));
