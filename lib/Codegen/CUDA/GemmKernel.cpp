@@ -164,6 +164,12 @@ FailureOr<GemmKernelSpec> GemmKernelSpec::get(StringRef kind, int64_t batch,
   return spec;
 }
 
+int64_t GemmKernelSpec::tileN() const {
+  if (kind == "f32")
+    return 32;
+  return 8 * std::min<int64_t>(4, llvm::divideCeil(n, 8));
+}
+
 int64_t GemmKernelSpec::kStep() const {
   if (kind == "tf32")
     return 8;
@@ -283,7 +289,8 @@ private:
   /// One 32-bit fragment register: E consecutive elements along k.
   Value loadRegister(Value memref, Value base, Value row, int64_t rows,
                      Value kFirst);
-  /// The 4 x 16 accumulators' products for one step of k at `k0`.
+  /// The accumulators' products (4 per 16 x 8 tile) for one step of k at
+  /// `k0`.
   SmallVector<Value> mmaStep(Value k0, ValueRange acc);
   Value mma(ValueRange aRegs, ValueRange bRegs, ValueRange acc,
             SmallVectorImpl<Value> &out);
@@ -436,7 +443,7 @@ SmallVector<Value> GemmBuilder::mmaStep(Value k0, ValueRange acc) {
     aRegs.push_back(loadRegister(aArg, aBase, add(add(row0, g), 8 * (r % 2)),
                                  spec.m, add(kLane, half * (r / 2))));
   SmallVector<Value> out;
-  for (int64_t s = 0; s < 4; ++s) {
+  for (int64_t s = 0; s < spec.tileN() / 8; ++s) {
     Value col = add(add(col0, g), 8 * s);
     SmallVector<Value> bRegs;
     for (int64_t r = 0; r < 2; ++r)
@@ -488,14 +495,14 @@ void GemmBuilder::buildTensorCore() {
                  GemmKernelSpec::kTileM),
              mul(warp, 16));
   col0 = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-             GemmKernelSpec::kTileN);
+             spec.tileN());
 
   bool isInt = spec.kind == "i8";
   Value zero = isInt ? i32(0)
                      : arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
                                                       APFloat(0.0f))
                            .getResult();
-  SmallVector<Value> init(16, zero);
+  SmallVector<Value> init(4 * (spec.tileN() / 8), zero);
   int64_t roundedK = llvm::alignTo(spec.k, spec.kStep());
   auto loop = scf::ForOp::create(
       b, loc, kBegin, kEnd(roundedK), index(spec.kStep()), init,
@@ -503,7 +510,7 @@ void GemmBuilder::buildTensorCore() {
         scf::YieldOp::create(b, loc, mmaStep(k0, acc));
       });
   SmallVector<Output> outputs;
-  for (int64_t s = 0; s < 4; ++s)
+  for (int64_t s = 0; s < spec.tileN() / 8; ++s)
     for (int64_t i = 0; i < 4; ++i)
       outputs.push_back({add(add(row0, g), 8 * (i / 2)),
                          add(add(add(col0, mul(t, 2)), 8 * s), i % 2),
@@ -520,7 +527,7 @@ void GemmBuilder::buildSimt() {
                           GemmKernelSpec::kTileM),
                       mul(warp, 16));
   Value col = add(mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-                      GemmKernelSpec::kTileN),
+                      spec.tileN()),
                   lane);
   Value bRow = add(bBase, mul(minIdx(col, spec.n - 1), spec.k));
   SmallVector<Value> aRows;

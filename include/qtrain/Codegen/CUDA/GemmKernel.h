@@ -18,7 +18,7 @@
 /// pairing, `mma.sync` m16n8k32, f32 sums) and i8 (centred s8 codes,
 /// `mma.sync` m16n8k32 with exact s32 sums). A block of four warps computes
 /// a 64 x 32 tile of C; each warp 16 rows, four 16 x 8 tensor-core tiles
-/// sharing one A fragment per step of k.
+/// sharing one A fragment per step of k (fewer tiles for n below 32).
 ///
 /// A product with few tiles of C and a long k (a weight gradient: m x n
 /// the weight, k the batch's positions) splits k: each of `splits` blocks
@@ -114,8 +114,12 @@ struct GemmKernelSpec {
                                        bool aIsError = false,
                                        bool bIsError = false);
 
-  /// Rows and columns of C per block, threads per block.
-  static constexpr int64_t kTileM = 64, kTileN = 32, kThreads = 128;
+  /// Rows of C per block (16 per warp), threads per block.
+  static constexpr int64_t kTileM = 64, kThreads = 128;
+  /// Columns of C per block: 32 for f32 (a column per lane); for the
+  /// tensor-core kinds 8 per 16 x 8 tile, as many tiles (at most four) as n
+  /// needs, so a narrow C (LeNet's 6 channels) makes no idle products.
+  int64_t tileN() const;
   /// Splitting k: a kernel with fewer tiles of C than kSplitBlocks splits
   /// k until it has about that many blocks (two per multiprocessor of an
   /// H100), at most kMaxSplits ways (the last block reads that many values
@@ -123,7 +127,7 @@ struct GemmKernelSpec {
   static constexpr int64_t kSplitBlocks = 264, kMaxSplits = 128,
                            kMinChunk = 256;
   /// The tiles of C: x over n, y over m.
-  int64_t tilesX() const { return (n + kTileN - 1) / kTileN; }
+  int64_t tilesX() const { return (n + tileN() - 1) / tileN(); }
   int64_t tilesY() const { return (m + kTileM - 1) / kTileM; }
   /// z runs over batch x splits (the split fastest).
   std::array<int64_t, 3> grid() const {
