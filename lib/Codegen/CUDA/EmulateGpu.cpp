@@ -14,16 +14,13 @@
 
 #include "qtrain/Codegen/CUDA/Passes.h"
 
+#include "qtrain/Codegen/CUDA/EmulateTensorCores.h"
 #include "qtrain/Codegen/CUDA/GemmKernel.h"
-#include "qtrain/Conversion/FloatFormatArith.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-
-#include <cmath>
-#include <limits>
 
 namespace mlir::qtrain {
 #define GEN_PASS_DEF_EMULATEGPUPASS
@@ -205,65 +202,6 @@ static LogicalResult emulateLaunch(IRRewriter &rewriter, gpu::LaunchOp launch) {
   return success();
 }
 
-/// One element of a GEMM kernel's operand, `raw` in `encoding`, as the
-/// value the kernel multiplies: f32 (tf32: rounded to nearest, ties away
-/// from zero, as cvt.rna.tf32.f32) or an i32 code.
-static Value decodeOperand(OpBuilder &b, Location loc, Value raw,
-                           const GemmKernelSpec &spec, GemmEncoding encoding) {
-  auto i32 = [&](int64_t v) -> Value {
-    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
-  };
-  switch (encoding) {
-  case GemmEncoding::F32: {
-    if (spec.kind != "tf32")
-      return raw;
-    Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), raw);
-    Value rounded = arith::AndIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, bits, i32(0x1000)),
-        i32(int32_t(0xFFFFE000u)));
-    return arith::BitcastOp::create(b, loc, b.getF32Type(), rounded);
-  }
-  case GemmEncoding::BF16: {
-    Value wide = arith::ExtUIOp::create(b, loc, b.getI32Type(), raw);
-    Value bits = arith::ShLIOp::create(b, loc, wide, i32(16));
-    return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
-  }
-  case GemmEncoding::S8:
-    return arith::ExtSIOp::create(b, loc, b.getI32Type(), raw);
-  case GemmEncoding::E4M3:
-  case GemmEncoding::E5M2: {
-    // The finite codes are those of FP(4, 3, 0) / FP(5, 2, 0); e4m3's
-    // S.1111.111 is NaN, e5m2's S.11111.00 is +-inf and S.11111.xx NaN.
-    bool e4m3 = encoding == GemmEncoding::E4M3;
-    Value code = arith::ExtUIOp::create(b, loc, b.getI32Type(), raw);
-    Value value = buildDecodeFloat(b, loc, code,
-                                   getFp8CodeFormat(b.getContext(), encoding));
-    Value top = arith::AndIOp::create(b, loc, code, i32(e4m3 ? 0x7F : 0x7C));
-    Value special = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, top,
-                                          i32(e4m3 ? 0x7F : 0x7C));
-    auto f32 = [&](float v) -> Value {
-      return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-    };
-    Value nan = f32(std::numeric_limits<float>::quiet_NaN());
-    Value specialValue = nan;
-    if (!e4m3) {
-      Value isInf = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq,
-          arith::AndIOp::create(b, loc, code, i32(0x7F)), i32(0x7C));
-      Value negative = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ne,
-          arith::AndIOp::create(b, loc, code, i32(0x80)), i32(0));
-      Value inf = arith::SelectOp::create(b, loc, negative, f32(-INFINITY),
-                                          f32(INFINITY));
-      specialValue = arith::SelectOp::create(b, loc, isInf, inf, nan);
-    }
-    return arith::SelectOp::create(b, loc, special, specialValue, value);
-  }
-  default:
-    return {};
-  }
-}
-
 /// Replaces the launch of a GEMM kernel by host loops computing what its
 /// description states: C[b, i, j] = sum over k, in order, of A[b, i, k] x
 /// B[b, j, k] (f32: one fused multiply-add per term, as the CUDA-core
@@ -319,7 +257,7 @@ static LogicalResult emulateGemmLaunch(IRRewriter &rewriter,
                    Value raw = memref::LoadOp::create(
                        nb, nloc, memref,
                        ValueRange{arith::AddIOp::create(nb, nloc, row, kk)});
-                   return decodeOperand(nb, nloc, raw, *spec, encoding);
+                   return decodeGemmElement(nb, nloc, raw, *spec, encoding);
                  };
                  Value av = element(a, aRow, spec->a),
                        bv = element(bm, bRow, spec->b);
@@ -367,9 +305,10 @@ static LogicalResult emulateGemmLaunch(IRRewriter &rewriter,
   return success();
 }
 
-/// Replaces the launch of an f32 GEMM kernel by a gpu.launch of the
-/// kernel's body: its ids the launch's, its workgroup buffers the launch's
-/// and its globals copied into `module`.
+/// Replaces the launch of a GEMM kernel by a gpu.launch of the kernel's
+/// body: its ids the launch's, its workgroup buffers the launch's, its
+/// globals copied into `module` and its tensor-core ops in host form
+/// (EmulateTensorCores.h).
 static FailureOr<gpu::LaunchOp> inlineGemmKernel(IRRewriter &rewriter,
                                                  gpu::LaunchFuncOp launch,
                                                  ModuleOp module) {
@@ -378,14 +317,14 @@ static FailureOr<gpu::LaunchOp> inlineGemmKernel(IRRewriter &rewriter,
   FailureOr<GemmKernelSpec> spec = GemmKernelSpec::fromAttr(
       kernel ? kernel->getAttrOfType<DictionaryAttr>(kGemmAttrName)
              : DictionaryAttr());
-  if (failed(spec) || spec->kind != "f32" || !kernel.getBody().hasOneBlock() ||
+  if (failed(spec) || !kernel.getBody().hasOneBlock() ||
       !kernel.getPrivateAttributions().empty() ||
       launch.getNumKernelOperands() != kernel.getNumArguments() ||
       launch.getAsyncToken() || !launch.getAsyncDependencies().empty())
     return launch.emitError("qtrain-emulate-gpu: gemms=kernel runs the code "
-                            "of synchronous launches of f32 GEMM kernels "
-                            "only (the tensor-core kinds' mma.sync has no "
-                            "host form)");
+                            "of synchronous launches of GEMM kernels "
+                            "described by ")
+           << kGemmAttrName << " (qtrain-gpu-gemms)";
   Location loc = launch.getLoc();
   rewriter.setInsertionPoint(launch);
   gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
@@ -447,6 +386,8 @@ static FailureOr<gpu::LaunchOp> inlineGemmKernel(IRRewriter &rewriter,
   }
   gpu::TerminatorOp::create(rewriter, loc);
   rewriter.eraseOp(launch);
+  if (failed(emulateTensorCores(rewriter, inlined, *spec)))
+    return failure();
   return inlined;
 }
 

@@ -528,17 +528,19 @@ def EmulateGpuPass : Pass<"qtrain-emulate-gpu", "::mlir::ModuleOp"> {
     kernels, not their tensor-core code, which `qtrain-cuda-check` checks on
     a device. A kernel that splits k is emulated by its splits: each
     chunk summed on its own, the chunks' sums added in split order from
-    zero, as its last block adds them. With `gemms=kernel`, an f32 kernel
-    (fused multiply-adds on the CUDA cores, which the host can run) runs
+    zero, as its last block adds them. With `gemms=kernel`, a kernel runs
     its own code instead: its body becomes a `gpu.launch` (its globals
     copied into the module) that is emulated as above, so the split and
-    the last block's protocol run too; the tensor-core kinds are an error
-    then. Unused gpu.modules are erased.
+    the last block's protocol run too, and its tensor-core ops take host
+    forms (`cvt.rna.tf32.f32` rounded; each `mma.sync` computed per lane
+    from the registers its warp's lanes hold, recomputed for each lane and
+    gathered by PTX's fragment layouts: EmulateTensorCores.h). Unused
+    gpu.modules are erased.
   }];
   let options = [
     Option<"gemms", "gemms", "std::string", "\"description\"",
            "How GEMM kernels run: `description` (what qtrain.gemm states) "
-           "or `kernel` (an f32 kernel's own code)">
+           "or `kernel` (the kernel's own code, tensor-core ops per lane)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
