@@ -126,8 +126,15 @@ bool LaneSlice::dependsOnThread(Value v) {
   if (v == threadId)
     return true;
   Operation *op = v.getDefiningOp();
-  if (!op)
-    return false;
+  if (!op) {
+    // Block arguments: the launch's ids and sizes and the loops' counters
+    // are the same in every lane of a warp (the kernels' loops have uniform
+    // bounds); a loop-carried value may differ per lane and cannot be
+    // recomputed (inLane then fails).
+    auto arg = cast<BlockArgument>(v);
+    auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    return loop && arg != loop.getInductionVar();
+  }
   auto it = depends.find(v);
   if (it != depends.end())
     return it->second;
