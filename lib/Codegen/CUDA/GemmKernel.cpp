@@ -158,7 +158,10 @@ FailureOr<GemmKernelSpec> GemmKernelSpec::get(StringRef kind, int64_t batch,
       std::min<int64_t>({int64_t(llvm::divideCeil(kSplitBlocks, tiles)),
                          kMaxSplits, k / kMinChunk});
   if (tiles < kSplitBlocks && ways > 1) {
-    spec.kChunk = llvm::alignTo(llvm::divideCeil(k, ways), spec.kStep());
+    // Chunks of whole steps; the f32 kernel reads four terms at a time
+    // where k allows it.
+    int64_t align = kind == "f32" ? (k % 4 == 0 ? 4 : 1) : spec.kStep();
+    spec.kChunk = llvm::alignTo(llvm::divideCeil(k, ways), align);
     spec.splits = llvm::divideCeil(k, spec.kChunk);
   }
   return spec;
@@ -282,6 +285,12 @@ private:
   /// results are not stored), k past the end reads 0.
   Value loadElement(Value memref, Value base, Value row, int64_t rows,
                     Value kk);
+  /// A `type` at element `offset` of a kernel operand (elements of
+  /// `elementBytes`), loaded through its device pointer with `alignment`
+  /// and as read-only (ld.global.nc): the operands are device allocations,
+  /// 256-byte aligned, which the kernel only reads.
+  Value loadGlobal(Value memref, Value offset, int64_t elementBytes, Type type,
+                   int64_t alignment);
   /// The E = `perRegister` elements (row, kFirst..kFirst + E - 1) of an
   /// operand with k a multiple of E, as one 32-bit load.
   Value loadWord(Value memref, Value base, Value row, int64_t rows,
@@ -289,11 +298,26 @@ private:
   /// One 32-bit fragment register: E consecutive elements along k.
   Value loadRegister(Value memref, Value base, Value row, int64_t rows,
                      Value kFirst);
-  /// The accumulators' products (4 per 16 x 8 tile) for one step of k at
-  /// `k0`.
-  SmallVector<Value> mmaStep(Value k0, ValueRange acc);
+  /// A step of k's fragment registers: A's four, then two of B per 16 x 8
+  /// tile.
+  struct Fragments {
+    SmallVector<Value> a, b;
+  };
+  /// The registers of the step of k at `k0`.
+  Fragments loadStep(Value k0);
+  /// The accumulators (4 per 16 x 8 tile) after one step's products.
+  SmallVector<Value> mmaStep(const Fragments &fragments, ValueRange acc);
+  /// The accumulators after `count` steps from `k0`, their loads first.
+  SmallVector<Value> mmaSteps(Value k0, int64_t count, ValueRange acc);
   Value mma(ValueRange aRegs, ValueRange bRegs, ValueRange acc,
             SmallVectorImpl<Value> &out);
+  /// Whether steps of k reach past k: a tail, or a last split shorter
+  /// than the others.
+  bool readsPastK() const {
+    return spec.k % spec.kStep() != 0 ||
+           spec.splits * spec.kChunk !=
+               int64_t(llvm::alignTo(spec.k, spec.kStep()));
+  }
   /// The block's batch element, split and bases from blockIdx.z.
   void setUpBlock();
   /// The end of the block's terms, rounded up to `roundedK`.
@@ -333,9 +357,26 @@ Value GemmBuilder::loadElement(Value memref, Value base, Value row,
   } else {
     zero = arith::ConstantIntOp::create(b, loc, value.getType(), 0);
   }
-  if (spec.k % spec.kStep() == 0)
+  if (!readsPastK())
     return value;
   return arith::SelectOp::create(b, loc, lessThan(kk, spec.k), value, zero);
+}
+
+Value GemmBuilder::loadGlobal(Value memref, Value offset, int64_t elementBytes,
+                              Type type, int64_t alignment) {
+  Value bytes = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                           mul(offset, elementBytes));
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  Value address = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref));
+  Value pointer = LLVM::IntToPtrOp::create(b, loc, globalPtr, address);
+  Value at = LLVM::GEPOp::create(b, loc, globalPtr, b.getI8Type(), pointer,
+                                 ArrayRef<LLVM::GEPArg>{bytes},
+                                 LLVM::GEPNoWrapFlags::inbounds);
+  return LLVM::LoadOp::create(b, loc, type, at, alignment,
+                              /*isVolatile=*/false, /*isNonTemporal=*/false,
+                              /*isInvariant=*/true);
 }
 
 Value GemmBuilder::loadWord(Value memref, Value base, Value row, int64_t rows,
@@ -348,21 +389,8 @@ Value GemmBuilder::loadWord(Value memref, Value base, Value row, int64_t rows,
   Value r = minIdx(row, rows - 1);
   Value kc = minIdx(kFirst, spec.k - perRegister);
   Value offset = add(base, add(mul(r, spec.k), kc));
-  Value bytes = arith::IndexCastOp::create(b, loc, b.getI64Type(),
-                                           mul(offset, 4 / perRegister));
-  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  Value address = arith::IndexCastOp::create(
-      b, loc, b.getI64Type(),
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref));
-  Value pointer = LLVM::IntToPtrOp::create(b, loc, globalPtr, address);
-  Value at = LLVM::GEPOp::create(b, loc, globalPtr, b.getI8Type(), pointer,
-                                 ArrayRef<LLVM::GEPArg>{bytes},
-                                 LLVM::GEPNoWrapFlags::inbounds);
-  Value word = LLVM::LoadOp::create(b, loc, b.getI32Type(), at,
-                                    /*alignment=*/4, /*isVolatile=*/false,
-                                    /*isNonTemporal=*/false,
-                                    /*isInvariant=*/true);
-  if (spec.k % spec.kStep() == 0)
+  Value word = loadGlobal(memref, offset, 4 / perRegister, b.getI32Type(), 4);
+  if (!readsPastK())
     return word;
   // Past k: every element of the word is (k is a multiple of their count).
   return arith::SelectOp::create(b, loc, lessThan(kFirst, spec.k), word,
@@ -434,24 +462,44 @@ Value GemmBuilder::mma(ValueRange aRegs, ValueRange bRegs, ValueRange acc,
   return result;
 }
 
-SmallVector<Value> GemmBuilder::mmaStep(Value k0, ValueRange acc) {
+GemmBuilder::Fragments GemmBuilder::loadStep(Value k0) {
   int64_t bits = spec.kind == "tf32" ? 32 : spec.kind == "bf16" ? 16 : 8;
   int64_t perRegister = 32 / bits, half = spec.kStep() / 2;
   Value kLane = add(k0, mul(t, perRegister));
-  SmallVector<Value> aRegs;
+  Fragments fragments;
   for (int64_t r = 0; r < 4; ++r)
-    aRegs.push_back(loadRegister(aArg, aBase, add(add(row0, g), 8 * (r % 2)),
-                                 spec.m, add(kLane, half * (r / 2))));
-  SmallVector<Value> out;
+    fragments.a.push_back(loadRegister(aArg, aBase,
+                                       add(add(row0, g), 8 * (r % 2)), spec.m,
+                                       add(kLane, half * (r / 2))));
   for (int64_t s = 0; s < spec.tileN() / 8; ++s) {
     Value col = add(add(col0, g), 8 * s);
-    SmallVector<Value> bRegs;
     for (int64_t r = 0; r < 2; ++r)
-      bRegs.push_back(
+      fragments.b.push_back(
           loadRegister(bArg, bBase, col, spec.n, add(kLane, half * r)));
-    mma(aRegs, bRegs, acc.slice(4 * s, 4), out);
   }
+  return fragments;
+}
+
+SmallVector<Value> GemmBuilder::mmaStep(const Fragments &fragments,
+                                        ValueRange acc) {
+  SmallVector<Value> out;
+  for (int64_t s = 0; s < spec.tileN() / 8; ++s)
+    mma(fragments.a, ArrayRef<Value>(fragments.b).slice(2 * s, 2),
+        acc.slice(4 * s, 4), out);
   return out;
+}
+
+SmallVector<Value> GemmBuilder::mmaSteps(Value k0, int64_t count,
+                                         ValueRange acc) {
+  // All the steps' loads first: they are independent of the products, so
+  // `count` steps' loads are in flight at once.
+  SmallVector<Fragments> fragments;
+  for (int64_t u = 0; u < count; ++u)
+    fragments.push_back(loadStep(add(k0, u * spec.kStep())));
+  SmallVector<Value> next(acc);
+  for (const Fragments &step : fragments)
+    next = mmaStep(step, next);
+  return next;
 }
 
 void GemmBuilder::store(Value row, Value col, Value value) {
@@ -494,8 +542,7 @@ void GemmBuilder::buildTensorCore() {
   row0 = add(mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
                  GemmKernelSpec::kTileM),
              mul(warp, 16));
-  col0 = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-             spec.tileN());
+  col0 = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), spec.tileN());
 
   bool isInt = spec.kind == "i8";
   Value zero = isInt ? i32(0)
@@ -503,18 +550,30 @@ void GemmBuilder::buildTensorCore() {
                                                       APFloat(0.0f))
                            .getResult();
   SmallVector<Value> init(4 * (spec.tileN() / 8), zero);
-  int64_t roundedK = llvm::alignTo(spec.k, spec.kStep());
-  auto loop = scf::ForOp::create(
-      b, loc, kBegin, kEnd(roundedK), index(spec.kStep()), init,
-      [&](OpBuilder &, Location, Value k0, ValueRange acc) {
-        scf::YieldOp::create(b, loc, mmaStep(k0, acc));
-      });
+  // Every split runs the same number of steps (the last one's past k read
+  // zeros), kUnroll at a time with their loads first, then the rest.
+  constexpr int64_t kUnroll = 4;
+  int64_t steps = llvm::divideCeil(spec.kChunk, spec.kStep());
+  int64_t unrolled = steps / kUnroll * kUnroll;
+  SmallVector<Value> acc(init);
+  if (unrolled) {
+    auto loop = scf::ForOp::create(
+        b, loc, index(0), index(unrolled * spec.kStep()),
+        index(kUnroll * spec.kStep()), init,
+        [&](OpBuilder &, Location, Value step, ValueRange acc) {
+          scf::YieldOp::create(b, loc,
+                               mmaSteps(add(kBegin, step), kUnroll, acc));
+        });
+    acc.assign(loop.getResults().begin(), loop.getResults().end());
+  }
+  if (steps > unrolled)
+    acc = mmaSteps(add(kBegin, unrolled * spec.kStep()), steps - unrolled, acc);
   SmallVector<Output> outputs;
   for (int64_t s = 0; s < spec.tileN() / 8; ++s)
     for (int64_t i = 0; i < 4; ++i)
       outputs.push_back({add(add(row0, g), 8 * (i / 2)),
                          add(add(add(col0, mul(t, 2)), 8 * s), i % 2),
-                         loop.getResult(4 * s + i)});
+                         acc[4 * s + i]});
   finish(outputs);
 }
 
@@ -526,9 +585,9 @@ void GemmBuilder::buildSimt() {
   Value rowBase = add(mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
                           GemmKernelSpec::kTileM),
                       mul(warp, 16));
-  Value col = add(mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-                      spec.tileN()),
-                  lane);
+  Value col =
+      add(mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), spec.tileN()),
+          lane);
   Value bRow = add(bBase, mul(minIdx(col, spec.n - 1), spec.k));
   SmallVector<Value> aRows;
   for (int64_t r = 0; r < 16; ++r)
@@ -537,18 +596,35 @@ void GemmBuilder::buildSimt() {
   Value zero =
       arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
   SmallVector<Value> init(16, zero);
-  // Sums in k order, one fused multiply-add per term.
+  // Sums in k order, one fused multiply-add per term. With k a multiple of
+  // 4 (rows 16-byte aligned), four terms of a row are one 16-byte load.
+  bool quads = spec.k % 4 == 0 && spec.kChunk % 4 == 0;
   auto loop = scf::ForOp::create(
-      b, loc, kBegin, kEnd(spec.k), index(1), init,
+      b, loc, kBegin, kEnd(spec.k), index(quads ? 4 : 1), init,
       [&](OpBuilder &, Location, Value kk, ValueRange acc) {
-        Value bv = memref::LoadOp::create(b, loc, bArg, add(bRow, kk));
-        SmallVector<Value> next;
-        for (int64_t r = 0; r < 16; ++r) {
-          Value av = memref::LoadOp::create(b, loc, aArg, add(aRows[r], kk));
-          // llvm.intr.fma (fma.rn.f32): math.fma would become a call of
-          // libdevice's __nv_fmaf, which the module does not link.
-          next.push_back(LLVM::FMAOp::create(b, loc, av, bv, acc[r]));
-        }
+        auto terms = [&](Value memref, Value offset) {
+          SmallVector<Value> values;
+          if (!quads) {
+            values.push_back(memref::LoadOp::create(b, loc, memref, offset));
+            return values;
+          }
+          Value quad = loadGlobal(memref, offset, 4,
+                                  VectorType::get({4}, b.getF32Type()), 16);
+          for (int64_t j = 0; j < 4; ++j)
+            values.push_back(
+                LLVM::ExtractElementOp::create(b, loc, quad, i32(j)));
+          return values;
+        };
+        SmallVector<Value> bv = terms(bArg, add(bRow, kk));
+        SmallVector<SmallVector<Value>> av;
+        for (int64_t r = 0; r < 16; ++r)
+          av.push_back(terms(aArg, add(aRows[r], kk)));
+        SmallVector<Value> next(acc);
+        for (size_t j = 0; j < bv.size(); ++j)
+          for (int64_t r = 0; r < 16; ++r)
+            // llvm.intr.fma (fma.rn.f32): math.fma would become a call of
+            // libdevice's __nv_fmaf, which the module does not link.
+            next[r] = LLVM::FMAOp::create(b, loc, av[r][j], bv[j], next[r]);
         scf::YieldOp::create(b, loc, next);
       });
   SmallVector<Output> outputs;

@@ -6,9 +6,9 @@
 // each taken twice onto C = 1 (so the split kernels' tile counters must be
 // back at zero after a launch): f32 values on the f32-kind's kernel, the
 // same values as 8-bit codes on the i8 kernel, and as float-format values on
-// the fp8 kernel (e4m3 x e5m2). 8 tiles of C: k splits 7 ways (chunks of 286
-// terms, 288 for the 8-bit kernels' steps of 32, whose last step is a tail
-// of zeros). The operands are small integers, so every sum is exact in any
+// the fp8 kernel (e4m3 x e5m2). 8 tiles of C: k splits 7 ways (chunks of 288
+// terms: the f32 kernel's loads of four, the 8-bit kernels' steps of 32,
+// whose last split ends in a tail of zeros). The operands are small integers, so every sum is exact in any
 // order: a wrong fragment element, chunk, tile or workspace slot, or a
 // missed or repeated split, is a mismatch against the host's own loops.
 //
@@ -42,8 +42,16 @@
 // RUN:       --reconcile-unrealized-casts \
 // RUN:   | mlir-runner -e main -entry-point-result=void \
 // RUN:       -shared-libs=%mlir_c_runner_utils | FileCheck %s
-// k = 1999: the 8-bit and bf16 rows are not word-aligned (an element per
-// load) and every kind's last step has a tail:
+// k = 1999: the rows are not word-aligned (an element per load: f32, bf16,
+// 8-bit) and every kind's last step has a tail:
+// RUN: sed 's/2000/1999/g' %s \
+// RUN:   | qtrain-opt --qtrain-gpu-gemms="library-calls=false" \
+// RUN:       --qtrain-emulate-gpu="gemms=kernel" \
+// RUN:   | mlir-opt --convert-linalg-to-loops --expand-strided-metadata \
+// RUN:       --lower-affine --convert-scf-to-cf --convert-to-llvm \
+// RUN:       --reconcile-unrealized-casts \
+// RUN:   | mlir-runner -e main -entry-point-result=void \
+// RUN:       -shared-libs=%mlir_c_runner_utils | FileCheck %s --check-prefix=OTHER
 // RUN: sed 's/2000/1999/g' %s \
 // RUN:   | qtrain-opt --qtrain-gpu-gemms="library-calls=false f32-kind=bf16" \
 // RUN:       --qtrain-emulate-gpu="gemms=kernel" \
@@ -88,7 +96,7 @@
 // KERNEL: gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_f32_f32xf32_b2_m70_n40_k2000_s7 blocks in (%c2, %c2{{.*}}, %c14)
 // KERNEL: gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_i8_s8xs8_b2_m70_n40_k2000_s7 blocks in (%c2, %c2{{.*}}, %c14)
 // KERNEL: gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_fp8_e4m3xe5m2_b2_m70_n40_k2000_s7
-// KERNEL: qtrain.gemm = {{{.*}}grid = [2, 2, 14], k = 2000 : i64, k_chunk = 286 : i64, {{.*}}splits = 7 : i64}
+// KERNEL: qtrain.gemm = {{{.*}}grid = [2, 2, 14], k = 2000 : i64, k_chunk = 288 : i64, kind = "f32", {{.*}}splits = 7 : i64}
 // KERNEL: qtrain.gemm = {{{.*}}grid = [2, 2, 14], k = 2000 : i64, k_chunk = 288 : i64, kind = "i8", {{.*}}splits = 7 : i64}
 // NARROW: gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_tf32_f32xf32_b2_m70_n10_k200 blocks in (%c1, %c2, %c2{{.*}})
 
