@@ -48,11 +48,18 @@ Value mlir::qtrain::decodeGemmElement(OpBuilder &b, Location loc, Value raw,
   case GemmEncoding::F32: {
     if (spec.kind != "tf32")
       return raw;
+    // Half an ulp of tf32 added to the magnitude, then truncated: nearest,
+    // ties away from zero. NaN stays NaN (the sum could carry it to inf or
+    // wrap it to zero).
     Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), raw);
     Value rounded = arith::AndIOp::create(
         b, loc, arith::AddIOp::create(b, loc, bits, i32(0x1000)),
         i32(int32_t(0xFFFFE000u)));
-    return arith::BitcastOp::create(b, loc, b.getF32Type(), rounded);
+    Value isNan =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, raw, raw);
+    return arith::SelectOp::create(
+        b, loc, isNan, raw,
+        arith::BitcastOp::create(b, loc, b.getF32Type(), rounded));
   }
   case GemmEncoding::BF16: {
     Value wide = arith::ExtUIOp::create(b, loc, b.getI32Type(), raw);
@@ -109,14 +116,21 @@ struct MmaOperands {
 /// the same in every lane.
 class LaneSlice {
 public:
-  explicit LaneSlice(Value threadId) : threadId(threadId) {}
+  LaneSlice(Value threadId, gpu::LaunchOp launch)
+      : threadId(threadId), launch(launch) {}
 
   bool dependsOnThread(Value v);
   /// `v` in the lane whose thread id `mapping` maps the thread id to.
   FailureOr<Value> inLane(OpBuilder &b, Value v, IRMapping &mapping);
 
 private:
+  /// A load of memory nothing in the launch writes: one of the kernel's
+  /// operands (a memref defined outside the launch that no op inside it
+  /// stores to), or a load marked invariant (the word loads of A and B).
+  bool isReadOnlyLoad(Operation *op);
+
   Value threadId;
+  gpu::LaunchOp launch;
   DenseMap<Value, bool> depends;
 };
 
@@ -127,23 +141,54 @@ bool LaneSlice::dependsOnThread(Value v) {
     return true;
   Operation *op = v.getDefiningOp();
   if (!op) {
-    // Block arguments: the launch's ids and sizes and the loops' counters
-    // are the same in every lane of a warp (the kernels' loops have uniform
-    // bounds); a loop-carried value may differ per lane and cannot be
-    // recomputed (inLane then fails).
+    // Block arguments: those from outside the launch and the launch's block
+    // ids and sizes are the same in every lane of a warp, and so is the
+    // counter of a loop whose bounds are; anything else (a loop-carried value,
+    // another region's argument) may differ per lane and cannot be recomputed
+    // (inLane then fails).
     auto arg = cast<BlockArgument>(v);
-    auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
-    return loop && arg != loop.getInductionVar();
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (owner == launch || !launch->isAncestor(owner))
+      return false;
+    auto loop = dyn_cast<scf::ForOp>(owner);
+    if (!loop || arg != loop.getInductionVar())
+      return true;
+    return dependsOnThread(loop.getLowerBound()) ||
+           dependsOnThread(loop.getUpperBound()) ||
+           dependsOnThread(loop.getStep());
   }
   auto it = depends.find(v);
   if (it != depends.end())
     return it->second;
+  // An op without operands is a constant unless it reads a special
+  // register (nvvm.read.ptx.sreg.*: the lane id, the clock), which is per
+  // lane.
   bool result =
       llvm::any_of(op->getOperands(),
                    [&](Value operand) { return dependsOnThread(operand); }) ||
-      op->getNumRegions() != 0;
+      op->getNumRegions() != 0 ||
+      (op->getNumOperands() == 0 &&
+       isa_and_nonnull<NVVM::NVVMDialect>(op->getDialect()));
   depends[v] = result;
   return result;
+}
+
+bool LaneSlice::isReadOnlyLoad(Operation *op) {
+  if (auto load = dyn_cast<LLVM::LoadOp>(op))
+    return load.getInvariant();
+  auto load = dyn_cast<memref::LoadOp>(op);
+  if (!load)
+    return false;
+  Value memref = load.getMemRef();
+  if (launch->isAncestor(memref.getParentRegion()->getParentOp()))
+    return false;
+  WalkResult written = launch.walk([&](Operation *inner) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
+    if (effects && effects.getEffectOnValue<MemoryEffects::Write>(memref))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !written.wasInterrupted();
 }
 
 FailureOr<Value> LaneSlice::inLane(OpBuilder &b, Value v, IRMapping &mapping) {
@@ -152,9 +197,7 @@ FailureOr<Value> LaneSlice::inLane(OpBuilder &b, Value v, IRMapping &mapping) {
   if (Value mapped = mapping.lookupOrNull(v))
     return mapped;
   Operation *op = v.getDefiningOp();
-  // Loads are of the kernel's operands, which it only reads.
-  if (!op || op->getNumRegions() != 0 ||
-      !(isPure(op) || isa<memref::LoadOp, LLVM::LoadOp>(op))) {
+  if (!op || op->getNumRegions() != 0 || !(isPure(op) || isReadOnlyLoad(op))) {
     (op ? op : v.getParentBlock()->getParentOp())
         ->emitError("qtrain-emulate-gpu: a tensor-core register is not a "
                     "function of the thread id, read-only loads and pure ops; "
@@ -188,6 +231,7 @@ static std::optional<MmaOperands> matchMma(Operation *op) {
 static LogicalResult emulateMma(RewriterBase &rewriter, Operation *op,
                                 const MmaOperands &mma, Value threadId,
                                 Value aScratch, Value bScratch,
+                                gpu::LaunchOp launch,
                                 const GemmKernelSpec &spec) {
   Location loc = op->getLoc();
   OpBuilder &b = rewriter;
@@ -210,7 +254,7 @@ static LogicalResult emulateMma(RewriterBase &rewriter, Operation *op,
   auto bRegs = aRegs;
   Value lane = arith::RemUIOp::create(b, loc, threadId, index(32));
   Value warpBase = arith::SubIOp::create(b, loc, threadId, lane);
-  LaneSlice slice(threadId);
+  LaneSlice slice(threadId, launch);
   bool failedLane = false;
   scf::ForOp::create(
       b, loc, index(0), index(32), index(1), ValueRange(),
@@ -319,8 +363,16 @@ LogicalResult mlir::qtrain::emulateTensorCores(RewriterBase &rewriter,
     if (std::optional<MmaOperands> mma = matchMma(op))
       mmas.push_back({op, *mma});
   });
-  if (mmas.empty())
+  // On the host, !invariant.load would claim that the host program never
+  // writes the operands, which it does between launches: dropped once the
+  // slices no longer need it.
+  auto dropInvariant = [&] {
+    launch.walk([](LLVM::LoadOp load) { load.setInvariant(false); });
+  };
+  if (mmas.empty()) {
+    dropInvariant();
     return success();
+  }
   // Scratch for the registers: a workgroup buffer, rows per thread (the
   // host runs a block's threads one after another, or in parallel).
   Location loc = launch.getLoc();
@@ -331,8 +383,9 @@ LogicalResult mlir::qtrain::emulateTensorCores(RewriterBase &rewriter,
       MemRefType::get({GemmKernelSpec::kThreads, 32, 2}, rewriter.getI32Type()),
       loc);
   for (auto &[op, mma] : mmas)
-    if (failed(
-            emulateMma(rewriter, op, mma, threadId, aScratch, bScratch, spec)))
+    if (failed(emulateMma(rewriter, op, mma, threadId, aScratch, bScratch,
+                          launch, spec)))
       return failure();
+  dropInvariant();
   return success();
 }

@@ -236,6 +236,10 @@ FailureOr<GemmKernelSpec> GemmKernelSpec::fromAttr(DictionaryAttr attr) {
   return spec;
 }
 
+/// The fences of the split-k protocol order memory between the blocks of
+/// one kernel on one GPU: device scope (fence.acq_rel.gpu) is enough.
+static constexpr llvm::StringLiteral kDeviceScope = "device";
+
 namespace {
 
 /// Builds one kernel body; `b` sits at the start of the kernel's block.
@@ -667,7 +671,7 @@ Value GemmBuilder::storeSplit(ArrayRef<Output> outputs, Value partials,
   // Every thread releases its stores before the block is counted; thread
   // 0 counts it and tells the block, through shared memory, whether it was
   // the tile's last.
-  LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel);
+  LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, kDeviceScope);
   gpu::BarrierOp::create(b, loc);
   auto sharedType = MemRefType::get(
       {1}, b.getI32Type(), AffineMap(),
@@ -678,7 +682,7 @@ Value GemmBuilder::storeSplit(ArrayRef<Output> outputs, Value partials,
   scf::IfOp::create(b, loc, leader, [&](OpBuilder &b, Location loc) {
     Value seen = memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
                                              i32(1), counters, tile);
-    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel);
+    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, kDeviceScope);
     Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, seen,
                                        i32(spec.splits - 1));
     memref::StoreOp::create(
@@ -760,7 +764,7 @@ void GemmBuilder::finish(ArrayRef<Output> outputs) {
   scf::IfOp::create(b, loc, last, [&](OpBuilder &, Location) {
     // Acquire the other blocks' values; the tile's counter starts at zero
     // again for the next launch.
-    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel);
+    LLVM::FenceOp::create(b, loc, LLVM::AtomicOrdering::acq_rel, kDeviceScope);
     for (auto [o, total] :
          llvm::zip_equal(outputs, sumSplits(outputs, partials)))
       store(o.row, o.col, total);

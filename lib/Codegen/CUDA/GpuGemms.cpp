@@ -9,6 +9,7 @@
 
 #include "qtrain/Codegen/CUDA/Passes.h"
 
+#include "qtrain/Analysis/BufferAliasing.h"
 #include "qtrain/Analysis/MulAddBody.h"
 #include "qtrain/Codegen/CUDA/GemmKernel.h"
 #include "qtrain/Conversion/FloatFormatArith.h"
@@ -19,6 +20,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::qtrain {
 #define GEN_PASS_DEF_GPUGEMMSPASS
@@ -269,6 +271,33 @@ static Value offerToLibrary(OpBuilder &b, Location loc, ModuleOp module,
   return func::CallOp::create(b, loc, callee, args).getResult(0);
 }
 
+/// The linalg.fill that writes all of `op`'s init before it, when nothing
+/// between them may read or write that memory: the epilogue can then write
+/// the fill's value plus the product (the same sum, in the same order), and
+/// the fill, a launch over the whole result, goes.
+static linalg::FillOp fillOfInit(linalg::LinalgOp op) {
+  Value init = op.getDpsInitOperand(0)->get();
+  Value root = rootOf(init);
+  // The product must not read the filled values itself.
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (mayAlias(rootOf(input->get()), root))
+      return {};
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev))
+      if (fill.hasPureBufferSemantics() && fill.getOutputs()[0] == init)
+        return fill;
+    // Allocations, views and pure ops touch no memory; a linalg op only its
+    // operands'; anything else might touch any.
+    if (!isPure(prev) && !isa<memref::AllocOp, memref::DeallocOp,
+                              linalg::LinalgOp, ViewLikeOpInterface>(prev))
+      return {};
+    for (Value operand : prev->getOperands())
+      if (isa<MemRefType>(operand.getType()) && mayAlias(rootOf(operand), root))
+        return {};
+  }
+  return {};
+}
+
 /// Replaces `op` by gathers, the kernel of `spec` (offered to the runtime's
 /// GEMM library first with `libraryCalls`) and the epilogue.
 static void rewriteGemm(IRRewriter &rewriter, linalg::LinalgOp op,
@@ -277,6 +306,8 @@ static void rewriteGemm(IRRewriter &rewriter, linalg::LinalgOp op,
                         bool libraryCalls) {
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
+  // Before the gathers and the launch go in between.
+  linalg::FillOp fill = fillOfInit(op);
   gpu::GPUFuncOp kernel = buildGemmKernel(rewriter, loc, kernels, spec);
   rewriter.setInsertionPoint(op);
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -342,6 +373,7 @@ static void rewriteGemm(IRRewriter &rewriter, linalg::LinalgOp op,
   }
   Value init = op.getDpsInitOperand(0)->get();
   bool isFloat = isa<FloatType>(getElementTypeOrSelf(init.getType()));
+  Value filled = fill ? fill.getInputs()[0] : Value();
   linalg::GenericOp::create(
       rewriter, loc, ValueRange{result}, ValueRange{init},
       ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(shape.size(), ctx),
@@ -356,12 +388,15 @@ static void rewriteGemm(IRRewriter &rewriter, linalg::LinalgOp op,
               arith::ConstantOp::create(
                   nb, nloc,
                   nb.getF32FloatAttr(float(std::ldexp(1.0, -scaleExponent)))));
+        Value before = filled ? filled : args[1];
         Value sum =
             isFloat
-                ? arith::AddFOp::create(nb, nloc, args[1], product).getResult()
-                : arith::AddIOp::create(nb, nloc, args[1], product).getResult();
+                ? arith::AddFOp::create(nb, nloc, before, product).getResult()
+                : arith::AddIOp::create(nb, nloc, before, product).getResult();
         linalg::YieldOp::create(nb, nloc, sum);
       });
+  if (fill)
+    rewriter.eraseOp(fill);
   buffers.push_back(c);
   for (Value buffer : buffers)
     memref::DeallocOp::create(rewriter, loc, buffer);

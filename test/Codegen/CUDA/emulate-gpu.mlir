@@ -223,6 +223,37 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// tf32 operands are rounded to nearest, ties away from zero (half an ulp
+// added to the bits, then truncated), as cvt.rna.tf32.f32; a NaN stays NaN
+// (the sum would carry it to inf or wrap it to zero).
+
+// CHECK-LABEL: func.func @gemm_tf32(
+// CHECK:         %[[BITS:.*]] = arith.bitcast %[[RAW:.*]] : f32 to i32
+// CHECK:         %[[UP:.*]] = arith.addi %[[BITS]], %c4096_i32
+// CHECK:         %[[CUT:.*]] = arith.andi %[[UP]], %c-8192_i32
+// CHECK:         %[[NAN:.*]] = arith.cmpf uno, %[[RAW]], %[[RAW]]
+// CHECK:         %[[ROUNDED:.*]] = arith.bitcast %[[CUT]] : i32 to f32
+// CHECK:         arith.select %[[NAN]], %[[RAW]], %[[ROUNDED]]
+module attributes {gpu.container_module} {
+  func.func @gemm_tf32(%a: memref<32xf32>, %c: memref<16xf32>) {
+    %c1 = arith.constant 1 : index
+    %c128 = arith.constant 128 : index
+    gpu.launch_func @k::@tf32 blocks in (%c1, %c1, %c1) threads in (%c128, %c1, %c1)
+      args(%a : memref<32xf32>, %a : memref<32xf32>, %c : memref<16xf32>)
+    return
+  }
+  gpu.module @k {
+    gpu.func @tf32(%a: memref<32xf32>, %b: memref<32xf32>, %c: memref<16xf32>) kernel
+        attributes {qtrain.gemm = {kind = "tf32", a = "f32", b = "f32", c = "f32",
+                                   batch = 1, m = 4, n = 4, k = 8, splits = 1, k_chunk = 8,
+                                   grid = [1, 1, 1], block = [128, 1, 1]}} {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // Any other kernel launch has no host form.
 
 module attributes {gpu.container_module} {

@@ -282,3 +282,35 @@ func.func @left_alone(%a16: memref<64x256xi16>, %b16: memref<32x256xi16>,
   }
   return
 }
+
+// -----
+
+// A product whose init a fill writes just before it: the epilogue writes
+// the fill's value plus the product (the same sum), and the fill goes (a
+// launch over the whole result). When something between them may read the
+// init (here a copy of it), or the product reads it itself, the fill stays.
+
+// CHECK-LABEL: func.func @filled(
+// CHECK-SAME:    %{{[^:]+}}: memref<128x64xi8>, %{{[^:]+}}: memref<64x96xi8>, %[[OUT:[^:]+]]: memref<128x96xi32>
+// CHECK:         %[[INIT:.*]] = memref.alloc() : memref<128x96xi32>
+// CHECK-NOT:     linalg.fill
+// CHECK:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_i8_s8xs8_b1_m128_n96_k64
+// CHECK:         linalg.generic {{.*}} outs(%[[INIT]] : memref<128x96xi32>)
+// CHECK-NEXT:    ^bb0(%[[P:.*]]: i32, %{{.*}}: i32):
+// CHECK-NEXT:      %[[S:.*]] = arith.addi %c7_i32, %[[P]] : i32
+// CHECK-NEXT:      linalg.yield %[[S]]
+// CHECK:         linalg.fill ins(%c7_i32 : i32) outs(%[[OUT]] : memref<128x96xi32>)
+// CHECK-NEXT:    memref.copy %[[OUT]]
+// CHECK:         gpu.launch_func @qtrain_step_gemms::@qtrain_gemm_i8_s8xs8_b1_m128_n96_k64
+// CHECK:           arith.addi %{{.*}}, %{{.*}} : i32
+func.func @filled(%a: memref<128x64xi8>, %b: memref<64x96xi8>, %out: memref<128x96xi32>, %copy: memref<128x96xi32>) {
+  %c7 = arith.constant 7 : i32
+  %init = memref.alloc() : memref<128x96xi32>
+  linalg.fill ins(%c7 : i32) outs(%init : memref<128x96xi32>)
+  linalg.matmul ins(%a, %b : memref<128x64xi8>, memref<64x96xi8>) outs(%init : memref<128x96xi32>)
+  linalg.fill ins(%c7 : i32) outs(%out : memref<128x96xi32>)
+  memref.copy %out, %copy : memref<128x96xi32> to memref<128x96xi32>
+  linalg.matmul ins(%a, %b : memref<128x64xi8>, memref<64x96xi8>) outs(%out : memref<128x96xi32>)
+  memref.dealloc %init : memref<128x96xi32>
+  return
+}
