@@ -132,31 +132,23 @@ SmallVector<Value> tolinalg::reduceElements(
   SmallVector<AffineExpr> outExprs2;
   if (axis)
     outExprs2.push_back(b.getAffineDimExpr(0));
-  SmallVector<Value> results;
-  for (auto [index, lanes] : llvm::enumerate(partial)) {
-    TypedAttr init = inits[index];
-    SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(loops2, ctx),
-                                AffineMap::get(loops2, 0, outExprs2, ctx)};
-    Value e = tensor::EmptyOp::create(b, loc, statShape, init.getType());
-    Value c = arith::ConstantOp::create(b, loc, init);
-    Value acc = linalg::FillOp::create(b, loc, c, e).getResult(0);
-    size_t which = index;
-    results.push_back(
-        linalg::GenericOp::create(
-            b, loc, TypeRange{acc.getType()}, ValueRange{lanes},
-            ValueRange{acc}, maps, iterators2,
-            [&](OpBuilder &nb, Location nl, ValueRange a) {
-              // combine() on a set where only this accumulator matters.
-              SmallVector<Value> lhs, rhs;
-              for (size_t k = 0; k < inits.size(); ++k) {
-                Value neutral = arith::ConstantOp::create(nb, nl, inits[k]);
-                lhs.push_back(k == which ? a[0] : neutral);
-                rhs.push_back(k == which ? a[1] : neutral);
-              }
-              linalg::YieldOp::create(nb, nl, combine(nb, nl, rhs, lhs)[which]);
-            })
-            .getResult(0));
-  }
+  // One op for all the statistics (one loop, one GPU launch): each
+  // accumulator combines its own lanes.
+  SmallVector<AffineMap> maps(partial.size(),
+                              AffineMap::getMultiDimIdentityMap(loops2, ctx));
+  maps.append(partial.size(), AffineMap::get(loops2, 0, outExprs2, ctx));
+  size_t count = partial.size();
+  ResultRange combined =
+      linalg::GenericOp::create(
+          b, loc, resultTypes(statShape), ValueRange(partial),
+          filled(statShape), maps, iterators2,
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            linalg::YieldOp::create(
+                nb, nl,
+                combine(nb, nl, a.drop_front(count), a.take_front(count)));
+          })
+          .getResults();
+  SmallVector<Value> results(combined.begin(), combined.end());
   return results;
 }
 
