@@ -158,3 +158,63 @@ func.func @left_alone(%in: memref<256xf32>) {
   }
   return
 }
+
+// Launches of one block merge with a barrier between them, whether or not
+// they depend on each other (the barrier orders the block's memory
+// accesses): a block of 64 threads reducing with shared memory, then one
+// thread using its result (which runs on thread 0, its ids 0 and its block
+// size 1), then another block of 64 threads. Both launches' workgroup
+// buffers are the merged launch's.
+// CHECK-LABEL: func.func @one_block(
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads(%[[TX:[^,]*]], {{.*}}) in ({{.*}} = %c64, {{.*}} = %c1, {{.*}} = %c1)
+// CHECK-SAME:      workgroup(%[[S1:.*]] : memref<64xf32, #gpu.address_space<workgroup>>, %[[S2:.*]] : memref<64xf32, #gpu.address_space<workgroup>>)
+// CHECK:           memref.store {{.*}}, %[[S2]][%[[TX]]]
+// CHECK:           gpu.barrier
+// CHECK:           memref.store {{.*}}, %[[SUM:.*]][]
+// CHECK:           gpu.barrier
+// CHECK:           %[[LEAD:.*]] = arith.cmpi eq, %[[TX]], %c0
+// CHECK-NEXT:      scf.if %[[LEAD]] {
+// CHECK-NEXT:        memref.load %[[SUM]][]
+// CHECK-NEXT:        arith.addi %c0{{.*}}, %c1
+// CHECK:           }
+// CHECK-NEXT:      gpu.barrier
+// CHECK-NEXT:      memref.load
+// CHECK-NEXT:      memref.store {{.*}}, %[[S1]][%[[TX]]]
+// CHECK:           gpu.terminator
+// CHECK-NOT:     gpu.launch
+func.func @one_block(%in: memref<64xf32>, %out: memref<64xf32>, %ids: memref<index>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %sum = gpu.alloc () : memref<f32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%shared : memref<64xf32, #gpu.address_space<workgroup>>) {
+    %v = memref.load %in[%tx] : memref<64xf32>
+    memref.store %v, %shared[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %lead = arith.cmpi eq, %tx, %c0 : index
+    scf.if %lead {
+      %s = memref.load %shared[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %s, %sum[] : memref<f32>
+    }
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %s = memref.load %sum[] : memref<f32>
+    %i = arith.addi %tx, %sx : index
+    memref.store %i, %ids[] : memref<index>
+    memref.store %s, %out[%tx] : memref<64xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%shared : memref<64xf32, #gpu.address_space<workgroup>>) {
+    %v = memref.load %out[%c0] : memref<64xf32>
+    memref.store %v, %shared[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+    gpu.terminator
+  }
+  gpu.dealloc %sum : memref<f32>
+  return
+}
