@@ -324,8 +324,8 @@ private:
   }
   /// The block's batch element, split and bases from blockIdx.z.
   void setUpBlock();
-  /// The end of the block's terms, rounded up to `roundedK`.
-  Value kEnd(int64_t roundedK);
+  /// The end of the block's terms (the f32 kernel's split of k).
+  Value kEnd();
   void buildTensorCore();
   void buildSimt();
   void store(Value row, Value col, Value value);
@@ -531,10 +531,10 @@ void GemmBuilder::setUpBlock() {
   cBase = mul(batchIndex, spec.m * spec.n);
 }
 
-Value GemmBuilder::kEnd(int64_t roundedK) {
+Value GemmBuilder::kEnd() {
   if (spec.splits == 1)
-    return index(roundedK);
-  return minIdx(add(kBegin, spec.kChunk), roundedK);
+    return index(spec.k);
+  return minIdx(add(kBegin, spec.kChunk), spec.k);
 }
 
 void GemmBuilder::buildTensorCore() {
@@ -604,7 +604,7 @@ void GemmBuilder::buildSimt() {
   // 4 (rows 16-byte aligned), four terms of a row are one 16-byte load.
   bool quads = spec.k % 4 == 0 && spec.kChunk % 4 == 0;
   auto loop = scf::ForOp::create(
-      b, loc, kBegin, kEnd(spec.k), index(quads ? 4 : 1), init,
+      b, loc, kBegin, kEnd(), index(quads ? 4 : 1), init,
       [&](OpBuilder &, Location, Value kk, ValueRange acc) {
         auto terms = [&](Value memref, Value offset) {
           SmallVector<Value> values;
