@@ -215,8 +215,7 @@ static void mergeBlocks(IRRewriter &rewriter, gpu::LaunchOp first,
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     SmallVector<Operation *> body;
     for (Operation &op : into.without_terminator())
-      if (op.getBlock() == &into && &op != zero.getDefiningOp() &&
-          &op != one.getDefiningOp())
+      if (&op != zero.getDefiningOp() && &op != one.getDefiningOp())
         body.push_back(&op);
     Value leader = arith::CmpIOp::create(
         rewriter, loc, arith::CmpIPredicate::eq, second.getThreadIds().x, zero);
