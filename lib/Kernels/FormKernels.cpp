@@ -28,22 +28,29 @@ using namespace mlir::qtrain;
 namespace {
 struct FormKernelsPass
     : mlir::qtrain::impl::FormKernelsPassBase<FormKernelsPass> {
+  using Base::Base;
   void runOnOperation() override;
 };
 } // namespace
 
 /// Pulls the quantizer feeding `v` (through transposes, paddings and
-/// copies of its result) into `pulled`. Only from the product's own block:
-/// a chain that crosses regions stays.
-static void pullQuantized(Value v, Block *block,
+/// copies of its result) into `pulled`; with `roundings`, an error's float
+/// rounding too. Only from the product's own block: a chain that crosses
+/// regions stays.
+static void pullQuantized(Value v, Block *block, bool roundings,
                           llvm::SetVector<Operation *> &pulled) {
   DataMovementOptions options;
   options.copies = true;
   options.block = block;
   QuantizedOperand traced = traceQuantizedOperand(v, options);
-  if (!traced.quant)
+  Operation *quantizer = traced.quant;
+  if (!quantizer && roundings)
+    if (auto round = traced.source.getDefiningOp<RoundFloatOp>();
+        round && round->getBlock() == block && round.getRole() == Role::Error)
+      quantizer = round;
+  if (!quantizer)
     return;
-  pulled.insert(traced.quant);
+  pulled.insert(quantizer);
   pulled.insert(traced.chain.begin(), traced.chain.end());
 }
 
@@ -82,8 +89,12 @@ void FormKernelsPass::runOnOperation() {
   llvm::SetVector<Operation *> originals;
   for (Operation *product : products) {
     llvm::SetVector<Operation *> pulled;
+    bool roundings =
+        inputGradRoundings &&
+        product->getAttrOfType<StringAttr>(kProductAttrName).getValue() ==
+            "input_grad";
     for (Value operand : product->getOperands())
-      pullQuantized(operand, product->getBlock(), pulled);
+      pullQuantized(operand, product->getBlock(), roundings, pulled);
     SmallVector<Operation *> ops(pulled.begin(), pulled.end());
     llvm::sort(
         ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });

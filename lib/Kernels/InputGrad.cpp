@@ -122,7 +122,20 @@ static Value cloneChain(OpBuilder &b, ArrayRef<Operation *> chain, Value from,
   return v;
 }
 
-linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
+/// The scaled float rounding of an error (--grad-format=e5m2) whose result
+/// `traced` starts from, in `block`; null if there is none.
+static RoundFloatOp errorRounding(const QuantizedOperand &traced,
+                                  Block *block) {
+  auto round = traced.source.getDefiningOp<RoundFloatOp>();
+  if (!round || round->getBlock() != block || !round.getScaledMaxAttr() ||
+      round.getPromoted() || round.getRole() != Role::Error)
+    return {};
+  return round;
+}
+
+linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op,
+                                              ErrorGrid grid) {
+  bool floatError = grid == ErrorGrid::ScaledFloat;
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || op->getNumResults() != 1)
     return nullptr;
@@ -139,16 +152,24 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
   // the error's dimension along that loop.
   unsigned iw = 0;
   QuantizedOperand w, e;
+  RoundFloatOp round;
   int64_t errorAxis = -1;
   unsigned channelLoop = 0;
   for (unsigned i = 0; i < 2 && errorAxis < 0; ++i) {
     w = traceQuantizedOperand(op.getDpsInputs()[i], weightMoves);
     e = traceQuantizedOperand(op.getDpsInputs()[1 - i], errorMoves);
-    if (!w.quant || !e.quant || !gridBits(w.quant) || !gridBits(e.quant))
+    if (!w.quant || !gridBits(w.quant) || w.quant.getWidth())
       continue;
+    if (floatError) {
+      round = errorRounding(e, op->getBlock());
+      if (!round)
+        continue;
+    } else if (!e.quant || !gridBits(e.quant) ||
+               e.quant.getGranularity().getAxis() || e.quant.getMin()) {
+      continue;
+    }
     std::optional<int64_t> axis = w.quant.getGranularity().getAxis();
-    if (!axis || e.quant.getGranularity().getAxis() || e.quant.getMin() ||
-        w.quant.getWidth())
+    if (!axis)
       continue;
     if (!cast<RankedTensorType>(w.source.getType()).hasStaticShape() ||
         !cast<RankedTensorType>(e.source.getType()).hasStaticShape())
@@ -203,7 +224,7 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
-  FakeQuantOp wq = w.quant, eq = e.quant;
+  FakeQuantOp wq = w.quant;
   int64_t bits = *gridBits(wq);
   auto weightType = cast<RankedTensorType>(wq.getInput().getType());
   int64_t axis = *wq.getGranularity().getAxis();
@@ -223,87 +244,128 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
     return arith::MulFOp::create(nb, nl, a[0], a[1]);
   };
 
-  // Q(E s_W): the error's quantizer on the error scaled along its channels.
-  auto errorType = cast<RankedTensorType>(eq.getInput().getType());
+  // The error scaled along its channels, E s_W.
+  Value rawError = floatError ? round.getInput() : e.quant.getInput();
+  auto errorType = cast<RankedTensorType>(rawError.getType());
   unsigned errorRank = errorType.getRank();
   Value scaled = buildElementwise(
-      b, loc, errorType.getShape(), f32, {eq.getInput(), codes.getScale()},
+      b, loc, errorType.getShape(), f32, {rawError, codes.getScale()},
       {AffineMap::getMultiDimIdentityMap(errorRank, ctx),
        dimMap(errorRank, errorAxis)},
       mul);
-  Value scaledQ = FakeQuantOp::create(
-      b, eq.getLoc(), scaled.getType(), scaled, eq.getBits(), Value(), Value(),
-      eq.getSeed(), eq.getStep(), eq.getRoleAttr(), eq.getRoundingAttr(),
-      eq.getGranularityAttr(), eq.getStreamAttr(), UnitAttr());
-  Value error = cloneChain(b, e.chain, eq.getResult(), scaledQ);
-  // The zero-point term reads Q(E s_W) as (codes + h) s + mn from the same
-  // quantization the integer rewrite makes of it (the pass merges the two),
-  // so E s_W is quantized once per step.
-  int64_t errorBits = *gridBits(eq);
-  auto errorStat = RankedTensorType::get({}, f32);
-  auto errorCodes = QuantizeOp::create(
-      b, eq.getLoc(),
-      RankedTensorType::get(errorType.getShape(),
-                            QuantizeOp::getCodeType(ctx, errorBits)),
-      errorStat, errorStat, scaled, b.getI32IntegerAttr(int32_t(errorBits)),
-      Value(), Value(), eq.getSeed(), eq.getStep(), eq.getRoleAttr(),
-      eq.getRoundingAttr(), eq.getGranularityAttr(), eq.getStreamAttr(),
-      UnitAttr());
-  double errorHalf = double(int64_t(1) << (errorBits - 1));
-  AffineMap errorId = AffineMap::getMultiDimIdentityMap(errorRank, ctx);
-  AffineMap scalar = AffineMap::get(errorRank, 0, {}, ctx);
-  Value dequantized = buildElementwise(
-      b, loc, errorType.getShape(), f32,
-      {errorCodes.getCodes(), errorCodes.getScale(), errorCodes.getLow()},
-      {errorId, scalar, scalar},
-      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        Value c = arith::SIToFPOp::create(nb, nl, nb.getF32Type(), a[0]);
-        Value h =
-            arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(errorHalf));
-        Value q = arith::AddFOp::create(nb, nl, c, h);
-        return arith::AddFOp::create(
-            nb, nl, arith::MulFOp::create(nb, nl, q, a[1]), a[2]);
-      });
-
-  // q_W = codes + 2^(b-1) (exact in f32), moved like the weight was, then
-  // quantized per tensor on [0, 2^b - 1] (the identity, which makes it a
-  // factor the integer rewrite takes).
   unsigned weightRank = weightType.getRank();
   double half = double(int64_t(1) << (bits - 1));
-  Value grid = buildElementwise(
-      b, loc, weightType.getShape(), f32, codes.getCodes(),
-      AffineMap::getMultiDimIdentityMap(weightRank, ctx),
-      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        Value c = arith::SIToFPOp::create(nb, nl, nb.getF32Type(), a[0]);
-        Value h = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(half));
-        return arith::AddFOp::create(nb, nl, c, h);
-      });
-  Value moved = cloneChain(b, w.chain, wq.getResult(), grid);
-  Value low = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  Value high = arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(double((int64_t(1) << bits) - 1)));
-  Value weight = FakeQuantOp::create(
-      b, wq.getLoc(), moved.getType(), moved, wq.getBits(), low, high, Value(),
-      Value(), wq.getRoleAttr(), RoundingAttr::get(ctx, Rounding::NearestEven),
-      GranularityAttr::get(ctx, GranularityKind::PerTensor, std::nullopt),
-      b.getI64IntegerAttr(0), UnitAttr());
+  // The error factor, the values its zero-point term sums and the factor
+  // of the weight.
+  Value error, dequantized, weight;
+  if (floatError) {
+    // R(E s_W): the error's rounding on the error scaled along its channels
+    // (its own power of two). The weight factor is the centred codes c_W,
+    // integers in [-2^(b-1), 2^(b-1) - 1], behind a per-tensor quantizer on
+    // exactly that range (the identity: scale 1, so the fp8 products of
+    // qtrain-fp8-error-products need no column sums for it).
+    dequantized =
+        RoundFloatOp::create(b, round.getLoc(), scaled, round.getFormatAttr(),
+                             round.getScaledMaxAttr(), round.getRoleAttr());
+    error = cloneChain(b, e.chain, round.getResult(), dequantized);
+    Value centred = buildElementwise(
+        b, loc, weightType.getShape(), f32, codes.getCodes(),
+        AffineMap::getMultiDimIdentityMap(weightRank, ctx),
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          return arith::SIToFPOp::create(nb, nl, nb.getF32Type(), a[0]);
+        });
+    Value moved = cloneChain(b, w.chain, wq.getResult(), centred);
+    Value low = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(-half));
+    Value high =
+        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(half - 1.0));
+    weight = FakeQuantOp::create(
+        b, wq.getLoc(), moved.getType(), moved, wq.getBits(), low, high,
+        Value(), Value(), wq.getRoleAttr(),
+        RoundingAttr::get(ctx, Rounding::NearestEven),
+        GranularityAttr::get(ctx, GranularityKind::PerTensor, std::nullopt),
+        b.getI64IntegerAttr(0), UnitAttr());
+  } else {
+    FakeQuantOp eq = e.quant;
+    Value scaledQ = FakeQuantOp::create(
+        b, eq.getLoc(), scaled.getType(), scaled, eq.getBits(), Value(),
+        Value(), eq.getSeed(), eq.getStep(), eq.getRoleAttr(),
+        eq.getRoundingAttr(), eq.getGranularityAttr(), eq.getStreamAttr(),
+        UnitAttr());
+    error = cloneChain(b, e.chain, eq.getResult(), scaledQ);
+    // The zero-point term reads Q(E s_W) as (codes + h) s + mn from the same
+    // quantization the integer rewrite makes of it (the pass merges the two),
+    // so E s_W is quantized once per step.
+    int64_t errorBits = *gridBits(eq);
+    auto errorStat = RankedTensorType::get({}, f32);
+    auto errorCodes = QuantizeOp::create(
+        b, eq.getLoc(),
+        RankedTensorType::get(errorType.getShape(),
+                              QuantizeOp::getCodeType(ctx, errorBits)),
+        errorStat, errorStat, scaled, b.getI32IntegerAttr(int32_t(errorBits)),
+        Value(), Value(), eq.getSeed(), eq.getStep(), eq.getRoleAttr(),
+        eq.getRoundingAttr(), eq.getGranularityAttr(), eq.getStreamAttr(),
+        UnitAttr());
+    double errorHalf = double(int64_t(1) << (errorBits - 1));
+    AffineMap errorId = AffineMap::getMultiDimIdentityMap(errorRank, ctx);
+    AffineMap scalar = AffineMap::get(errorRank, 0, {}, ctx);
+    dequantized = buildElementwise(
+        b, loc, errorType.getShape(), f32,
+        {errorCodes.getCodes(), errorCodes.getScale(), errorCodes.getLow()},
+        {errorId, scalar, scalar},
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value c = arith::SIToFPOp::create(nb, nl, nb.getF32Type(), a[0]);
+          Value h =
+              arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(errorHalf));
+          Value q = arith::AddFOp::create(nb, nl, c, h);
+          return arith::AddFOp::create(
+              nb, nl, arith::MulFOp::create(nb, nl, q, a[1]), a[2]);
+        });
+
+    // q_W = codes + 2^(b-1) (exact in f32), moved like the weight was, then
+    // quantized per tensor on [0, 2^b - 1] (the identity, which makes it a
+    // factor the integer rewrite takes).
+    Value grid = buildElementwise(
+        b, loc, weightType.getShape(), f32, codes.getCodes(),
+        AffineMap::getMultiDimIdentityMap(weightRank, ctx),
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value c = arith::SIToFPOp::create(nb, nl, nb.getF32Type(), a[0]);
+          Value h = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(half));
+          return arith::AddFOp::create(nb, nl, c, h);
+        });
+    Value moved = cloneChain(b, w.chain, wq.getResult(), grid);
+    Value low = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+    Value high = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(double((int64_t(1) << bits) - 1)));
+    weight = FakeQuantOp::create(
+        b, wq.getLoc(), moved.getType(), moved, wq.getBits(), low, high,
+        Value(), Value(), wq.getRoleAttr(),
+        RoundingAttr::get(ctx, Rounding::NearestEven),
+        GranularityAttr::get(ctx, GranularityKind::PerTensor, std::nullopt),
+        b.getI64IntegerAttr(0), UnitAttr());
+  }
 
   IRMapping mapping;
   mapping.map(op.getDpsInputs()[iw], weight);
   mapping.map(op.getDpsInputs()[ie], error);
   auto product = cast<linalg::LinalgOp>(b.clone(*op, mapping));
 
-  // The zero points z = mn_W / s_W. Their term sums Q(E s_W) * z over the
-  // reductions; z depends on the channel only, so the error is first
-  // summed over its channels (u = sum_f Q(E s_W)[.., f, ..] z[f], one
-  // channel), moved like the error, then summed over the other reductions
-  // (a convolution's window) with dX's channels run once.
+  // The zero points z = mn_W / s_W (plus 2^(b-1) for the centred codes
+  // of a float error). Their term sums Q(E s_W) * z over the reductions; z
+  // depends on the channel only, so the error is first summed over its
+  // channels (u = sum_f Q(E s_W)[.., f, ..] z[f], one channel), moved like
+  // the error, then summed over the other reductions (a convolution's
+  // window) with dX's channels run once.
   Value zeroPoints = buildElementwise(
       b, loc, statType.getShape(), f32, {codes.getLow(), codes.getScale()},
       {AffineMap::getMultiDimIdentityMap(1, ctx),
        AffineMap::getMultiDimIdentityMap(1, ctx)},
-      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-        return arith::DivFOp::create(nb, nl, a[0], a[1]);
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value z = arith::DivFOp::create(nb, nl, a[0], a[1]);
+        if (!floatError)
+          return z;
+        return arith::AddFOp::create(
+            nb, nl, z,
+            arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(half)));
       });
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   auto zeros = [&](ArrayRef<int64_t> shape) {
@@ -406,7 +468,8 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op) {
   for (QuantizedOperand *traced : {&w, &e}) {
     for (Operation *chained : llvm::reverse(traced->chain))
       dead.push_back(chained);
-    dead.push_back(traced->quant);
+    dead.push_back(traced == &e && floatError ? round.getOperation()
+                                              : traced->quant.getOperation());
   }
   for (Operation *o : dead)
     if (o->use_empty())

@@ -27,6 +27,15 @@ namespace mlir::qtrain::intkernels {
 /// bf16 kernels. Returns the new product.
 linalg::LinalgOp roundOperandsToBF16(linalg::LinalgOp op);
 
+/// The grid of the errors foldWeightScales folds the weight's scales into.
+enum class ErrorGrid {
+  /// CPT's per-tensor integer grid (qtrain.fake_quant): `input-grad=int`.
+  Integer,
+  /// A scaled float rounding (qtrain.round_float ... scaled, the e5m2
+  /// errors of grad-format=e5m2): `input-grad=fp8`.
+  ScaledFloat,
+};
+
 /// `input-grad=int`: when one factor of `op` is an error quantized per
 /// tensor (through zero padding and transposes) and the other a weight
 /// quantized per channel along a reduction loop (through transposes and
@@ -42,9 +51,21 @@ linalg::LinalgOp roundOperandsToBF16(linalg::LinalgOp op);
 /// q_W with the explicit range [0, 2^b - 1], which returns q_W exactly: an
 /// integer product for qtrain-integer-kernels. The second (the weight's
 /// zero points) is an f32 contraction with the loops private to the weight
-/// (dX's channels) collapsed, added to the product's result. Returns null
-/// when `op` is not such a product (it is left as it is).
-linalg::LinalgOp foldWeightScales(linalg::LinalgOp op);
+/// (dX's channels) collapsed, added to the product's result.
+///
+/// `input-grad=fp8` (`grid` ScaledFloat): the same fold for an error
+/// rounded to a float format with a per-tensor power of two (R, in the
+/// product's block: qtrain-form-kernels input-grad-roundings):
+///
+///   dX = sum_f R(E s_W) * c_W  +  sum_f R(E s_W) * (mn_W / s_W + 2^(b-1))
+///
+/// with c_W the weight's centred codes, behind a per-tensor quantizer on
+/// [-2^(b-1), 2^(b-1) - 1] (the identity). Both factors of the first sum
+/// are exact in fp8 or bf16 (qtrain-fp8-error-products).
+///
+/// Returns null when `op` is not such a product (it is left as it is).
+linalg::LinalgOp foldWeightScales(linalg::LinalgOp op,
+                                  ErrorGrid grid = ErrorGrid::Integer);
 
 } // namespace mlir::qtrain::intkernels
 

@@ -349,9 +349,10 @@ static bool widenToF64(linalg::LinalgOp op) {
 
 void IntegerKernelsPass::runOnOperation() {
   ModuleOp module = getOperation();
-  if (inputGrad != "f32" && inputGrad != "bf16" && inputGrad != "int") {
+  if (inputGrad != "f32" && inputGrad != "bf16" && inputGrad != "int" &&
+      inputGrad != "fp8") {
     module.emitError() << "qtrain-integer-kernels: input-grad must be f32, "
-                          "bf16 or int, got '"
+                          "bf16, int or fp8, got '"
                        << inputGrad << "'";
     return signalPassFailure();
   }
@@ -392,6 +393,15 @@ void IntegerKernelsPass::runOnOperation() {
       if (lowInputGrad && inputGrad == "int" && isMultiplyAccumulate(op))
         if (linalg::LinalgOp folded = foldWeightScales(op))
           op = folded;
+      // input-grad=fp8: the folded product of a float error and the
+      // weight's codes stays an f32 product here (exact operands: the
+      // reference for the GPU's fp8 and bf16 kernels).
+      if (lowInputGrad && inputGrad == "fp8" && isMultiplyAccumulate(op) &&
+          foldWeightScales(op, ErrorGrid::ScaledFloat)) {
+        ++numFloat;
+        anyFloat = true;
+        continue;
+      }
       FailureOr<Reason> reason = rewrite(op, codeBits);
       if (failed(reason))
         return signalPassFailure();

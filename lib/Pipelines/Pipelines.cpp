@@ -143,9 +143,16 @@ mlir::qtrain::buildKernelsPipeline(OpPassManager &pm,
                                    const StepPipelineOptions &options,
                                    PipelineErrorFn error) {
   if (options.inputGrad != "f32" && options.inputGrad != "bf16" &&
-      options.inputGrad != "int")
-    return error("input-grad must be f32, bf16 or int, got '" +
+      options.inputGrad != "int" && options.inputGrad != "fp8")
+    return error("input-grad must be f32, bf16, int or fp8, got '" +
                  options.inputGrad + "'");
+  bool fp8Errors = options.gradFormat == "e5m2";
+  if (options.inputGrad == "fp8" && !fp8Errors)
+    return error("input-grad=fp8 folds the weight's scales into fp8 errors: "
+                 "it needs grad-format=e5m2");
+  if (options.inputGrad == "int" && fp8Errors)
+    return error("input-grad=int folds the weight's scales into the error's "
+                 "integer grid; with grad-format=e5m2 use f32, bf16 or fp8");
   // The GPU kernels read the products' shapes and quantizers while they
   // are still qtrain.kernel ops; a step without kernel sites gets an empty
   // module (its GPU step is all qtrain-cuda-step-library's).
@@ -162,7 +169,9 @@ mlir::qtrain::buildKernelsPipeline(OpPassManager &pm,
     addCudaKernels();
     return success();
   }
-  pm.addPass(createFormKernelsPass());
+  FormKernelsPassOptions form;
+  form.inputGradRoundings = options.inputGrad == "fp8";
+  pm.addPass(createFormKernelsPass(form));
   MaterializeVariantsPassOptions variants;
   variants.bits = options.bits;
   variants.gradBits = options.gradBits;

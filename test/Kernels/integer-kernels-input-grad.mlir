@@ -7,8 +7,8 @@
 // RUN: not qtrain-opt %s --qtrain-integer-kernels="input-grad=fp16" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not qtrain-opt %s --pass-pipeline="builtin.module(qtrain-kernels{input-grad=i8})" 2>&1 | FileCheck %s --check-prefix=BAD-PIPELINE
 
-// BAD: error: qtrain-integer-kernels: input-grad must be f32, bf16 or int, got 'fp16'
-// BAD-PIPELINE: input-grad must be f32, bf16 or int, got 'i8'
+// BAD: error: qtrain-integer-kernels: input-grad must be f32, bf16, int or fp8, got 'fp16'
+// BAD-PIPELINE: input-grad must be f32, bf16, int or fp8, got 'i8'
 
 // The exact path: the f32 convolution of the fake-quantized values.
 // F32-LABEL: func.func @conv_input_grad

@@ -25,8 +25,16 @@
 // sums), and that this is more than 1e-4 relative away from the f32 product
 // (so the rounding is not skipped).
 //
+// With --fp8 (a module whose error is rounded to e5m2, scaled per tensor,
+// lowered with input-grad=fp8) it checks the method of that fold,
+// init + sum_f R(E')[m, f] * Q(W)[f, c] / s_W[f] in f64 with R the
+// runtime's scaled rounding (rt::roundScaled, M = 57344), within 1e-5
+// relative, and that this is more than 1e-4 relative away from the unfolded
+// product init + sum_f R(E) Q(W) (so the fold is not skipped).
+//
 //===----------------------------------------------------------------------===//
 
+#include "qtrain/runtime/FloatFormat.h"
 #include "qtrain/runtime/Quantize.h"
 
 #include <cmath>
@@ -149,6 +157,44 @@ bool bf16Reference(const std::vector<float> &e, const std::vector<float> &w,
   return true;
 }
 
+/// The --fp8 references: init + sum_f R(E s_W)[m, f] Q(W)[f, c] / s_W[f]
+/// (`folded`) or init + sum_f R(E)[m, f] Q(W)[f, c] (not), in f64.
+bool fp8Reference(const std::vector<float> &e, const std::vector<float> &w,
+                  const std::vector<float> &init, int bits, bool folded,
+                  std::vector<double> &out) {
+  std::vector<rt::QuantGrid> gw(kF);
+  std::vector<float> wq(w.size());
+  for (int f = 0; f < kF; ++f) {
+    rt::FiniteRange r = rt::finiteRange(&w[f * kC], kC);
+    if (rt::makeQuantGrid(r.min, r.max, bits, gw[f]).failed())
+      return false;
+    for (int c = 0; c < kC; ++c)
+      wq[f * kC + c] =
+          float(rt::quantIndexNearest(w[f * kC + c], gw[f])) * gw[f].scale +
+          gw[f].min;
+  }
+  std::vector<float> scaled(e), rounded(e.size());
+  if (folded)
+    for (int m = 0; m < kM; ++m)
+      for (int f = 0; f < kF; ++f)
+        scaled[m * kF + f] = e[m * kF + f] * gw[f].scale;
+  if (rt::roundScaled(scaled.data(), rounded.data(), scaled.size(),
+                      rt::FloatFormat{5, 2, 0}, 57344.0f,
+                      rt::Overflow::Infinity)
+          .failed())
+    return false;
+  out.assign(kM * kC, 0.0);
+  for (int m = 0; m < kM; ++m)
+    for (int c = 0; c < kC; ++c) {
+      double y = init[m * kC + c];
+      for (int f = 0; f < kF; ++f)
+        y += double(rounded[m * kF + f]) * double(wq[f * kC + c]) /
+             (folded ? double(gw[f].scale) : 1.0);
+      out[m * kC + c] = y;
+    }
+  return true;
+}
+
 double maxError(const std::vector<float> &got, const std::vector<double> &ref,
                 double &scale) {
   double worst = 0;
@@ -162,9 +208,11 @@ double maxError(const std::vector<float> &got, const std::vector<double> &ref,
 } // namespace
 
 int main(int argc, char **argv) {
-  bool bf16Mode = argc == 3 && std::string(argv[1]) == "--bf16";
-  if (argc != 2 && !bf16Mode) {
-    std::fprintf(stderr, "usage: qtrain-input-grad-check [--bf16] LIB.so\n");
+  std::string mode = argc == 3 ? argv[1] : "";
+  bool bf16Mode = mode == "--bf16", fp8Mode = mode == "--fp8";
+  if (argc != 2 && !bf16Mode && !fp8Mode) {
+    std::fprintf(stderr,
+                 "usage: qtrain-input-grad-check [--bf16|--fp8] LIB.so\n");
     return 2;
   }
   void *lib = dlopen(argv[argc - 1], RTLD_NOW);
@@ -188,6 +236,27 @@ int main(int argc, char **argv) {
   for (int bits : {4, 8}) {
     std::string symbol = "input_grad_b" + std::to_string(bits);
     auto variant = reinterpret_cast<Variant>(dlsym(lib, symbol.c_str()));
+    if (fp8Mode) {
+      std::vector<double> method, unfolded;
+      if (!variant || !fp8Reference(e, w, init, bits, true, method) ||
+          !fp8Reference(e, w, init, bits, false, unfolded)) {
+        std::printf("input-grad-check: %s missing\n", symbol.c_str());
+        ++failures;
+        continue;
+      }
+      std::vector<float> eIn = e, wIn = w, initIn = init, out(kM * kC);
+      variant(eIn.data(), wIn.data(), initIn.data(), int64_t(seed),
+              int32_t(step), out.data());
+      double scale, unfoldedScale;
+      double err = maxError(out, method, scale);
+      double away = maxError(out, unfolded, unfoldedScale);
+      bool ok = err <= 1e-5 * scale && away > 1e-4 * unfoldedScale;
+      std::printf("input-grad-check: %s max |y - fp8 method| = %.2e, |y - "
+                  "unfolded| = %.2e of max |y| %.2e %s\n",
+                  symbol.c_str(), err, away, scale, ok ? "ok" : "MISMATCH");
+      failures += !ok;
+      continue;
+    }
     if (bf16Mode) {
       std::vector<double> rounded, plain;
       if (!variant ||

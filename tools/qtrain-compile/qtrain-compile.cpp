@@ -102,10 +102,11 @@ static cl::opt<std::string> gradFormat(
 static cl::opt<std::string>
     inputGrad("input-grad", cl::init("f32"),
               cl::desc("Input gradients of per-channel weights: f32 (the "
-                       "exact path), bf16 (bf16 products, f32 sums) or int "
+                       "exact path), bf16 (bf16 products, f32 sums), int "
                        "(the weight's scales folded into the error's "
-                       "quantization, an integer product); "
-                       "docs/passes/integer-kernels.md"),
+                       "quantization, an integer product) or fp8 (the same "
+                       "fold for --grad-format=e5m2: fp8 or bf16 products "
+                       "on the GPU); docs/passes/integer-kernels.md"),
               cl::cat(compileCategory));
 static cl::opt<bool> fp32("fp32", cl::init(true),
                           cl::desc("Also compile the fp32 variants"),
@@ -495,9 +496,10 @@ static int compile(int argc, char **argv) {
     return fail("--bits: " + s.message());
   if (rt::Status s = rt::parseBitList(gradBits, gradList); s.failed())
     return fail("--grad-bits: " + s.message());
-  if (inputGrad != "f32" && inputGrad != "bf16" && inputGrad != "int")
-    return fail("--input-grad must be f32, bf16 or int, got '" + inputGrad +
-                "'");
+  if (inputGrad != "f32" && inputGrad != "bf16" && inputGrad != "int" &&
+      inputGrad != "fp8")
+    return fail("--input-grad must be f32, bf16, int or fp8, got '" +
+                inputGrad + "'");
   if (gradFormat != "int" && gradFormat != "e5m2")
     return fail("--grad-format must be int or e5m2, got '" + gradFormat + "'");
   if (gradFormat == "e5m2") {
@@ -510,8 +512,11 @@ static int compile(int argc, char **argv) {
                   "policy (cpt, static or ldp); --policy=none has none");
     if (inputGrad == "int")
       return fail("--input-grad=int folds the weight's scales into the "
-                  "error's integer grid; with --grad-format=e5m2 use f32 or "
-                  "bf16");
+                  "error's integer grid; with --grad-format=e5m2 use f32, "
+                  "bf16 or fp8");
+  } else if (inputGrad == "fp8") {
+    return fail("--input-grad=fp8 folds the weight's scales into fp8 "
+                "errors: it needs --grad-format=e5m2");
   }
   // The pipeline's default (cpt/ldp:MIN:MAX, static:MAX or fp32 by policy).
   std::string scheduleText =

@@ -26,10 +26,22 @@ def FormKernelsPass : Pass<"qtrain-form-kernels", "ModuleOp"> {
     once unused. The kernel owns its operands' precisions: nothing outside
     it reads its quantizers.
 
+    With `input-grad-roundings`, an input gradient's kernel also pulls in
+    the float rounding of its error (`qtrain.round_float`, the scaled e5m2
+    errors of `--grad-format=e5m2`), so that it rounds the raw error
+    itself: `qtrain-integer-kernels input-grad=fp8` folds the weight's
+    scales into the error before that rounding. Otherwise a rounding stays
+    outside the kernels, shared by the two gradient products.
+
     A module without tagged products or kernels is an error, as is a tagged
     op that is not a linalg op with one result. Running the pass again
     changes nothing.
   }];
+  let options = [
+    Option<"inputGradRoundings", "input-grad-roundings", "bool",
+           /*default=*/"false",
+           "Pull an error's float rounding into its input-gradient kernels">,
+  ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::qtrain::QTrainDialect"
   ];
@@ -128,7 +140,13 @@ def IntegerKernelsPass : Pass<"qtrain-integer-kernels", "ModuleOp"> {
     the error before its per-tensor quantization, dX = sum Q(E s_W) * q_W +
     sum Q(E s_W) * mn_W / s_W (q_W the weight's grid indices), the first
     sum an integer product of codes like any other, the second (the
-    weight's zero points) an f32 sum that runs dX's channels once.
+    weight's zero points) an f32 sum that runs dX's channels once; `fp8`
+    makes the same fold for an error rounded to e5m2 with a per-tensor
+    power of two (`--grad-format=e5m2`, the rounding pulled into the kernel
+    by `qtrain-form-kernels input-grad-roundings`), dX = sum R(E s_W) *
+    c_W + sum R(E s_W) * (mn_W / s_W + 2^(b-1)) with c_W the weight's
+    centred codes: an f32 product of exact operands here, which
+    `qtrain-fp8-error-products` runs on fp8 or bf16 tensor cores.
 
     With `reference-sums`, the terms are computed plainly: i64 accumulators
     and full-size masks, nothing collapsed; the optimized form must equal
@@ -145,8 +163,9 @@ def IntegerKernelsPass : Pass<"qtrain-integer-kernels", "ModuleOp"> {
            "collapsed correction loops (a reference for the optimized one)">,
     Option<"inputGrad", "input-grad", "std::string", /*default=*/"\"f32\"",
            "The input gradients of per-channel weights: f32 (the exact "
-           "path), bf16 (bf16 products, f32 sums) or int (the weight's "
-           "scales folded into the error, an integer product)">,
+           "path), bf16 (bf16 products, f32 sums), int (the weight's "
+           "scales folded into the error, an integer product) or fp8 (the "
+           "same fold for e5m2 errors)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

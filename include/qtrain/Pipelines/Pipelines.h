@@ -140,8 +140,8 @@ struct StepPipelineOptions : public PassPipelineOptions<StepPipelineOptions> {
                                             llvm::cl::init(1000)};
   PassOptions::Option<std::string> inputGrad{
       *this, "input-grad",
-      llvm::cl::desc("Input gradients of per-channel weights: f32, bf16 or "
-                     "int (qtrain-integer-kernels input-grad=)"),
+      llvm::cl::desc("Input gradients of per-channel weights: f32, bf16, "
+                     "int or fp8 (qtrain-integer-kernels input-grad=)"),
       llvm::cl::init("f32")};
 
   // The CUDA target (docs/cuda.md).

@@ -31,6 +31,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Remarks.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -58,6 +59,10 @@ struct ErrorProduct {
   RoundFloatOp rounding;
   QuantizedOperand factor;
   int64_t bits;
+  /// Whether l' = 0: the factor is its own centred codes (a quantizer on
+  /// exactly [-2^(b-1), 2^(b-1) - 1], input-grad=fp8's weight), so the
+  /// product needs no column sums of the error.
+  bool centred = false;
 };
 
 } // namespace
@@ -72,11 +77,17 @@ static bool isE5m2Error(RoundFloatOp round) {
          scaledMax.getValueAsDouble() <= double(kE5m2Max);
 }
 
-/// The e5m2 error rounding whose values `v` holds: its result, or an
-/// argument of a function every use of which is a call passing the results
-/// of such roundings with one format and scale (the step's variant
-/// functions, which the step calls from its precision switch).
+/// The e5m2 error rounding whose values `v` holds: its result (through zero
+/// padding and transposes in `v`'s block: an input gradient's rounding,
+/// input-grad=fp8), or an argument of a function every use of which is a
+/// call passing the results of such roundings with one format and scale
+/// (the step's variant functions, which the step calls from its precision
+/// switch).
 static RoundFloatOp errorRoundingOf(Value v, ModuleOp module) {
+  DataMovementOptions moves;
+  moves.pads = DataMovementOptions::Pads::StaticZero;
+  moves.block = v.getParentBlock();
+  v = traceQuantizedOperand(v, moves).source;
   if (auto round = v.getDefiningOp<RoundFloatOp>())
     return isE5m2Error(round) ? round : RoundFloatOp();
   auto arg = dyn_cast<BlockArgument>(v);
@@ -137,11 +148,20 @@ static FailureOr<ErrorProduct> match(linalg::LinalgOp op, ModuleOp module,
     why = "its other factor is quantized per channel";
     return failure();
   }
+  double half = double(int64_t(1) << (p.bits - 1));
+  FloatAttr low, high;
+  p.centred = quant.getMin() && quant.getMax() &&
+              matchPattern(quant.getMin(), m_Constant(&low)) &&
+              matchPattern(quant.getMax(), m_Constant(&high)) &&
+              low.getValueAsDouble() == -half &&
+              high.getValueAsDouble() == half - 1.0;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (!maps[2].isProjectedPermutation()) {
     why = "its output is not a projection of its loops";
     return failure();
   }
+  if (p.centred)
+    return p; // No column sums of the error: any contraction.
   // The correction sums the error over the reductions, which must be its
   // own loops; the parallel loops are the output's.
   AffineMap errorMap = maps[p.errorInput];
@@ -169,6 +189,18 @@ static Value zeros(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
   Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
   return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+}
+
+/// Replaces `op` by `y` and erases the fake-quantized factor of `p` when
+/// nothing else reads it.
+static void finish(linalg::LinalgOp op, Value y, const ErrorProduct &p) {
+  op->replaceAllUsesWith(ValueRange{y});
+  op->erase();
+  for (Operation *moved : llvm::reverse(p.factor.chain))
+    if (moved->use_empty())
+      moved->erase();
+  if (p.factor.quant->use_empty())
+    p.factor.quant->erase();
 }
 
 /// Rewrites `p` (docs/passes/fp8-error-products.md).
@@ -271,7 +303,35 @@ static void rewrite(ErrorProduct p, bool exactScale) {
   ctx->getLoadedDialect<QTrainDialect>()->getFloatOperandsAttrHelper().setAttr(
       t1, ArrayAttr::get(ctx, formats));
 
-  // T3 = sum v over the reductions, over the output loops the error reads.
+  // T3 = sum v over the reductions, over the output loops the error reads
+  // (none for a centred factor: l' = 0).
+  unsigned rank = resultType.getRank();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap scalar = AffineMap::get(rank, 0, {}, ctx);
+  Value init = op.getDpsInits()[0];
+  if (p.centred) {
+    // y = init + 2^k s T1, in f64.
+    Value y = buildElementwise(
+        b, loc, resultType.getShape(), f32,
+        ValueRange{init, t1->getResult(0), quantize.getScale(), amax},
+        ArrayRef<AffineMap>{id, id, scalar, scalar},
+        [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Type f64 = nb.getF64Type();
+          auto ext = [&](Value x) {
+            return arith::ExtFOp::create(nb, nl, f64, x).getResult();
+          };
+          Value scale = ext(powerOfTwo(nb, nl, a[3], false));
+          Value sum = arith::MulFOp::create(
+              nb, nl, scale,
+              arith::MulFOp::create(nb, nl, ext(a[2]), ext(a[1])));
+          return arith::TruncFOp::create(
+                     nb, nl, nb.getF32Type(),
+                     arith::AddFOp::create(nb, nl, ext(a[0]), sum))
+              .getResult();
+        });
+    finish(op, y, p);
+    return;
+  }
   AffineMap errorMap = maps[p.errorInput], outMap = maps[2];
   SmallVector<unsigned> loops; // the error's loops, in loop order
   for (unsigned loop = 0; loop < ranges.size(); ++loop)
@@ -310,10 +370,6 @@ static void rewrite(ErrorProduct p, bool exactScale) {
           .getResult(0);
 
   // y = init + 2^k (s T1 + l' T3), l' = low + 2^(b-1) s, in f64.
-  unsigned rank = resultType.getRank();
-  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  AffineMap scalar = AffineMap::get(rank, 0, {}, ctx);
-  Value init = op.getDpsInits()[0];
   double half = double(int64_t(1) << (p.bits - 1));
   Value y = buildElementwise(
       b, loc, resultType.getShape(), f32,
@@ -343,14 +399,7 @@ static void rewrite(ErrorProduct p, bool exactScale) {
                                        add(ext(a[0]), sum))
             .getResult();
       });
-  op->replaceAllUsesWith(ValueRange{y});
-  op->erase();
-  // The fake-quantized factor, when nothing else reads it.
-  for (Operation *moved : llvm::reverse(p.factor.chain))
-    if (moved->use_empty())
-      moved->erase();
-  if (q->use_empty())
-    q->erase();
+  finish(op, y, p);
 }
 
 void Fp8ErrorProductsPass::runOnOperation() {
@@ -375,7 +424,9 @@ void Fp8ErrorProductsPass::runOnOperation() {
     std::string why;
     FailureOr<ErrorProduct> product = match(op, module, why);
     if (failed(product)) {
-      if (!why.empty())
+      // Only a site's product is worth a remark: the others (a folded
+      // input gradient's zero-point sums) are f32 by design.
+      if (!why.empty() && op->hasAttr(kProductAttrName))
         remark::missed(
             op.getLoc(),
             remark::RemarkOpts::name("stays-f32").category(getArgument()))

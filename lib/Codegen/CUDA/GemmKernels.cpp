@@ -41,13 +41,17 @@ struct CudaGemmKernelsPass
 
 } // namespace
 
-/// Whether `v` is read through data movement from a quantizer of errors.
+/// Whether `v` is read through data movement from a quantizer of errors,
+/// or from their float rounding (--grad-format=e5m2).
 static bool isError(Value v, Block *block) {
   DataMovementOptions options;
   options.copies = true;
   options.block = block;
   QuantizedOperand traced = traceQuantizedOperand(v, options);
-  return traced.quant && traced.quant.getRole() == Role::Error;
+  if (traced.quant)
+    return traced.quant.getRole() == Role::Error;
+  auto round = traced.source.getDefiningOp<RoundFloatOp>();
+  return round && round.getRole() == Role::Error;
 }
 
 /// The GEMM of the product of `kernel`: each loop of the contraction is an

@@ -71,13 +71,13 @@ func.func @train_step(%a: tensor<8x16xf32>, %dy: tensor<8x4xf32>, %init: tensor<
 // whose scales lie along the reduction. It stays f32, and says why.
 // CHECK-LABEL: func.func @input_grad
 //   CHECK-NOT:   qtrain.float_operands
-//       CHECK:   linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x4xf32>, tensor<4x16xf32>)
+//       CHECK:   linalg.matmul {qtrain.product = "input_grad"} ins(%{{.*}}, %{{.*}} : tensor<8x4xf32>, tensor<4x16xf32>)
 func.func @input_grad(%dy: tensor<8x4xf32>, %w: tensor<4x16xf32>, %init: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %e = qtrain.round_float %dy to <5, 2, 0> scaled(57344.0) role error : tensor<8x4xf32>
   %c6 = arith.constant 6 : i32
   %wq = qtrain.fake_quant %w, %c6 role weight rounding nearest_even granularity<per_channel, axis = 0> : tensor<4x16xf32>
   // expected-remark @below {{a product of fp8 errors stays f32: its other factor is quantized per channel}}
-  %y = linalg.matmul ins(%e, %wq : tensor<8x4xf32>, tensor<4x16xf32>) outs(%init : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %y = linalg.matmul {qtrain.product = "input_grad"} ins(%e, %wq : tensor<8x4xf32>, tensor<4x16xf32>) outs(%init : tensor<8x16xf32>) -> tensor<8x16xf32>
   return %y : tensor<8x16xf32>
 }
 
@@ -86,7 +86,9 @@ func.func @input_grad(%dy: tensor<8x4xf32>, %w: tensor<4x16xf32>, %init: tensor<
 // Left alone: an error on CPT's integer grid (no scaled rounding), an
 // unscaled e5m2 rounding (the float-format method's, for
 // qtrain-float-operands), a function argument that one caller passes
-// unrounded, and a factor that no quantizer made.
+// unrounded, and a factor that no quantizer made (a site's product says
+// so; another contraction, such as a folded input gradient's zero-point
+// sums, does not).
 // CHECK-LABEL: func.func private @some_callers
 //   CHECK-NOT:   qtrain.quantize
 // CHECK-LABEL: func.func @others
@@ -114,9 +116,92 @@ func.func @others(%a: tensor<8x8xf32>, %dy: tensor<8x8xf32>, %init: tensor<8x8xf
   %y1 = linalg.matmul ins(%aq, %er : tensor<8x8xf32>, tensor<8x8xf32>) outs(%init : tensor<8x8xf32>) -> tensor<8x8xf32>
   %es = qtrain.round_float %dy to <5, 2, 0> scaled(57344.0) role error : tensor<8x8xf32>
   // expected-remark @below {{a product of fp8 errors stays f32: its other factor is not a fixed-point quantizer of 1 to 8 bits seen through transposes}}
-  %y2 = linalg.matmul ins(%a, %es : tensor<8x8xf32>, tensor<8x8xf32>) outs(%init : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %y2 = linalg.matmul {qtrain.product = "weight_grad"} ins(%a, %es : tensor<8x8xf32>, tensor<8x8xf32>) outs(%init : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %y2b = linalg.matmul ins(%a, %es : tensor<8x8xf32>, tensor<8x8xf32>) outs(%y2 : tensor<8x8xf32>) -> tensor<8x8xf32>
   %es2 = qtrain.round_float %dy2 to <5, 2, 0> scaled(57344.0) role error : tensor<8x4xf32>
   %y3 = func.call @some_callers(%a2, %es2, %init2) : (tensor<8x16xf32>, tensor<8x4xf32>, tensor<16x4xf32>) -> tensor<16x4xf32>
   %y4 = func.call @some_callers(%a2, %dy2, %init2) : (tensor<8x16xf32>, tensor<8x4xf32>, tensor<16x4xf32>) -> tensor<16x4xf32>
-  return %y0, %y1, %y2, %y3, %y4 : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<16x4xf32>, tensor<16x4xf32>
+  return %y0, %y1, %y2b, %y3, %y4 : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<16x4xf32>, tensor<16x4xf32>
+}
+
+// -----
+
+// input-grad=fp8 (qtrain-integer-kernels): an input gradient folded into
+// R(E s_W) times the weight's centred codes c_W behind a quantizer on
+// exactly [-2^(b-1), 2^(b-1) - 1] (scale 1, l' = 0). No column sums: the
+// epilogue is y = init + 2^k s T1.
+// CHECK-LABEL: func.func @folded_input_grad(
+//       CHECK:   %[[AMAX:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]}
+//       CHECK:   %[[V:.*]] = linalg.generic
+//       CHECK:   %[[CODES:.*]], %[[S:.*]], %[[LOW:.*]] = qtrain.quantize %{{.*}}, 5 role weight rounding nearest_even granularity<per_tensor> range
+//       CHECK:   %[[T1:.*]] = linalg.matmul {{.*}}qtrain.float_operands = [#qtrain.float<5, 2, 1>, #qtrain.float<4, 3, 1>]
+//   CHECK-NOT:   iterator_types = ["reduction", "parallel"]
+//       CHECK:   %[[Y:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[T1]], %[[S]], %[[AMAX]] :
+//   CHECK-NOT:   qtrain.fake_quant
+//       CHECK:   return %[[Y]]
+func.func @folded_input_grad(%dy: tensor<8x4xf32>, %c: tensor<4x16xf32>, %init: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %e = qtrain.round_float %dy to <5, 2, 0> scaled(57344.0) role error : tensor<8x4xf32>
+  %c5 = arith.constant 5 : i32
+  %lo = arith.constant -16.0 : f32
+  %hi = arith.constant 15.0 : f32
+  %cq = qtrain.fake_quant %c, %c5 role weight rounding nearest_even granularity<per_tensor> range(%lo, %hi : f32, f32) : tensor<4x16xf32>
+  %y = linalg.matmul {qtrain.product = "input_grad"} ins(%e, %cq : tensor<8x4xf32>, tensor<4x16xf32>) outs(%init : tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
+
+// -----
+
+// The same for a convolution's input gradient: the error is rounded, then
+// zero-padded, and read through a window (not a projection of the loops:
+// fine without column sums). 8-bit codes: bf16.
+// CHECK-LABEL: func.func @folded_conv_input_grad(
+//       CHECK:   %[[PAD:.*]] = tensor.pad
+//       CHECK:   %[[AMAX:.*]] = linalg.generic {{.*}} ins(%[[PAD]] : tensor<1x2x5x5xf32>)
+//       CHECK:   qtrain.float_operands = [#qtrain.float<5, 2, 1>, #qtrain.float<4, 7, 0>]
+//   CHECK-NOT:   qtrain.fake_quant
+// A range that is not the centred codes' needs column sums, which a window
+// cannot give: it stays f32 and says why.
+// CHECK-LABEL: func.func @uncentred_conv_input_grad(
+//   CHECK-NOT:   qtrain.float_operands
+#mEp = affine_map<(n, c, h, w, f, kh, kw) -> (n, f, h + kh, w + kw)>
+#mW = affine_map<(n, c, h, w, f, kh, kw) -> (f, c, kh, kw)>
+#mX = affine_map<(n, c, h, w, f, kh, kw) -> (n, c, h, w)>
+func.func @folded_conv_input_grad(%dy: tensor<1x2x3x3xf32>, %c: tensor<2x3x3x3xf32>, %init: tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32> {
+  %e = qtrain.round_float %dy to <5, 2, 0> scaled(57344.0) role error : tensor<1x2x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %ep = tensor.pad %e low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x2x3x3xf32> to tensor<1x2x5x5xf32>
+  %c8 = arith.constant 8 : i32
+  %lo = arith.constant -128.0 : f32
+  %hi = arith.constant 127.0 : f32
+  %cq = qtrain.fake_quant %c, %c8 role weight rounding nearest_even granularity<per_tensor> range(%lo, %hi : f32, f32) : tensor<2x3x3x3xf32>
+  %y = linalg.generic {indexing_maps = [#mEp, #mW, #mX], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%ep, %cq : tensor<1x2x5x5xf32>, tensor<2x3x3x3xf32>) outs(%init : tensor<1x3x3x3xf32>) attrs = {qtrain.product = "input_grad"} {
+  ^bb0(%g: f32, %x: f32, %acc: f32):
+    %p = arith.mulf %g, %x : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x3x3x3xf32>
+  return %y : tensor<1x3x3x3xf32>
+}
+func.func @uncentred_conv_input_grad(%dy: tensor<1x2x3x3xf32>, %c: tensor<2x3x3x3xf32>, %init: tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32> {
+  %e = qtrain.round_float %dy to <5, 2, 0> scaled(57344.0) role error : tensor<1x2x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %ep = tensor.pad %e low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x2x3x3xf32> to tensor<1x2x5x5xf32>
+  %c8 = arith.constant 8 : i32
+  %cq = qtrain.fake_quant %c, %c8 role weight rounding nearest_even granularity<per_tensor> : tensor<2x3x3x3xf32>
+  // expected-remark @below {{a product of fp8 errors stays f32: the error is not read through a projection of the loops}}
+  %y = linalg.generic {indexing_maps = [#mEp, #mW, #mX], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%ep, %cq : tensor<1x2x5x5xf32>, tensor<2x3x3x3xf32>) outs(%init : tensor<1x3x3x3xf32>) attrs = {qtrain.product = "input_grad"} {
+  ^bb0(%g: f32, %x: f32, %acc: f32):
+    %p = arith.mulf %g, %x : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x3x3x3xf32>
+  return %y : tensor<1x3x3x3xf32>
 }
