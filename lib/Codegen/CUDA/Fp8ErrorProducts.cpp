@@ -130,7 +130,7 @@ static FailureOr<ErrorProduct> match(linalg::LinalgOp op, ModuleOp module,
   if (errors != 1)
     return failure(); // Not a product of fp8 errors: nothing to say.
   DataMovementOptions options;
-  options.pads = DataMovementOptions::Pads::None;
+  options.pads = DataMovementOptions::Pads::StaticZero;
   options.block = op->getBlock();
   p.factor =
       traceQuantizedOperand(op.getDpsInputs()[1 - p.errorInput], options);
@@ -182,6 +182,29 @@ static FailureOr<ErrorProduct> match(linalg::LinalgOp op, ModuleOp module,
     return failure();
   }
   return p;
+}
+
+/// The zero padding of `factor`'s chain at each position of the product's
+/// operand: (low, high), summed over its pads, moved by its transposes.
+static SmallVector<std::pair<int64_t, int64_t>>
+paddingOf(const QuantizedOperand &factor) {
+  int64_t rank = cast<RankedTensorType>(factor.source.getType()).getRank();
+  SmallVector<std::pair<int64_t, int64_t>> padding(rank, {0, 0});
+  for (Operation *moved : factor.chain) {
+    if (auto pad = dyn_cast<tensor::PadOp>(moved)) {
+      for (int64_t d = 0; d < rank; ++d) {
+        padding[d].first += pad.getStaticLow()[d];
+        padding[d].second += pad.getStaticHigh()[d];
+      }
+      continue;
+    }
+    ArrayRef<int64_t> perm = cast<linalg::TransposeOp>(moved).getPermutation();
+    SmallVector<std::pair<int64_t, int64_t>> next(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      next[d] = padding[perm[d]];
+    padding = next;
+  }
+  return padding;
 }
 
 /// A zero-filled f32 tensor of `shape`.
@@ -332,40 +355,151 @@ static void rewrite(ErrorProduct p, bool exactScale) {
     finish(op, y, p);
     return;
   }
+  // A padded factor (a padded convolution's activation) is
+  // s c + l' m with m its 0/1 mask: T3 = sum v * m. The mask varies only
+  // along the padded positions; the reductions it does not read sum v
+  // first (a convolution's batch), so T3 costs a window over one image.
   AffineMap errorMap = maps[p.errorInput], outMap = maps[2];
-  SmallVector<unsigned> loops; // the error's loops, in loop order
-  for (unsigned loop = 0; loop < ranges.size(); ++loop)
-    if (errorMap.isFunctionOfDim(loop))
+  unsigned factorInput = 1 - p.errorInput;
+  int64_t numLoops = ranges.size();
+  Value sums = v;
+  AffineMap sumsMap = errorMap;
+  Value mask;
+  AffineMap maskMap;
+  SmallVector<std::pair<int64_t, int64_t>> padding = paddingOf(p.factor);
+  if (llvm::any_of(padding, [](auto lh) { return lh.first || lh.second; })) {
+    auto operandType =
+        cast<RankedTensorType>(op.getDpsInputs()[factorInput].getType());
+    SmallVector<int64_t> maskShape;
+    SmallVector<AffineExpr> maskReads;
+    for (auto [position, lh] : llvm::enumerate(padding)) {
+      bool padded = lh.first || lh.second;
+      maskShape.push_back(padded ? operandType.getDimSize(position) : 1);
+      maskReads.push_back(padded
+                              ? maps[factorInput].getResult(position)
+                              : getAffineConstantExpr(0, ctx));
+    }
+    maskMap = AffineMap::get(numLoops, 0, maskReads, ctx);
+    unsigned maskRank = maskShape.size();
+    Value empty = tensor::EmptyOp::create(b, loc, maskShape, f32);
+    mask =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{empty.getType()}, ValueRange{}, ValueRange{empty},
+            ArrayRef<AffineMap>{
+                AffineMap::getMultiDimIdentityMap(maskRank, ctx)},
+            SmallVector<utils::IteratorType>(maskRank,
+                                             utils::IteratorType::parallel),
+            [&](OpBuilder &nb, Location nl, ValueRange) {
+              Value inside;
+              for (auto [d, lh] : llvm::enumerate(padding)) {
+                if (!lh.first && !lh.second)
+                  continue;
+                Value i = linalg::IndexOp::create(nb, nl, d);
+                auto cmp = [&](arith::CmpIPredicate pred, int64_t bound) {
+                  return arith::CmpIOp::create(
+                      nb, nl, pred, i,
+                      arith::ConstantIndexOp::create(nb, nl, bound));
+                };
+                Value in = arith::AndIOp::create(
+                    nb, nl, cmp(arith::CmpIPredicate::sge, lh.first),
+                    cmp(arith::CmpIPredicate::slt,
+                        maskShape[d] - int64_t(lh.second)));
+                inside = inside ? arith::AndIOp::create(nb, nl, inside, in)
+                                      .getResult()
+                                : in;
+              }
+              Value one = arith::ConstantOp::create(nb, nl,
+                                                    nb.getF32FloatAttr(1.0f));
+              Value zero = arith::ConstantOp::create(nb, nl,
+                                                     nb.getF32FloatAttr(0.0f));
+              linalg::YieldOp::create(
+                  nb, nl,
+                  arith::SelectOp::create(nb, nl, inside, one, zero)
+                      .getResult());
+            })
+            .getResult(0);
+    // u = v summed over the reductions the mask does not read.
+    SmallVector<AffineExpr> kept;
+    SmallVector<int64_t> keptShape;
+    SmallVector<utils::IteratorType> errorIterators;
+    for (AffineExpr e : errorMap.getResults()) {
+      unsigned loop = cast<AffineDimExpr>(e).getPosition();
+      bool summed =
+          op.getIteratorTypesArray()[loop] == utils::IteratorType::reduction &&
+          !maskMap.isFunctionOfDim(loop);
+      errorIterators.push_back(summed ? utils::IteratorType::reduction
+                                      : utils::IteratorType::parallel);
+      if (!summed) {
+        kept.push_back(e);
+        keptShape.push_back(ranges[loop]);
+      }
+    }
+    if (kept.size() != errorMap.getNumResults()) {
+      unsigned errorRank = errorMap.getNumResults();
+      SmallVector<AffineExpr> keptDims;
+      for (unsigned d = 0; d < errorRank; ++d)
+        if (errorIterators[d] == utils::IteratorType::parallel)
+          keptDims.push_back(getAffineDimExpr(d, ctx));
+      sums = linalg::GenericOp::create(
+                 b, loc, TypeRange{RankedTensorType::get(keptShape, f32)},
+                 ValueRange{v}, ValueRange{zeros(b, loc, keptShape)},
+                 ArrayRef<AffineMap>{
+                     AffineMap::getMultiDimIdentityMap(errorRank, ctx),
+                     AffineMap::get(errorRank, 0, keptDims, ctx)},
+                 errorIterators,
+                 [&](OpBuilder &nb, Location nl, ValueRange a) {
+                   linalg::YieldOp::create(
+                       nb, nl,
+                       arith::AddFOp::create(nb, nl, a[1], a[0]).getResult());
+                 })
+                 .getResult(0);
+      sumsMap = AffineMap::get(numLoops, 0, kept, ctx);
+    }
+  }
+
+  // T3 over the loops its inputs read, numbered anew.
+  SmallVector<unsigned> loops;
+  for (unsigned loop = 0; loop < numLoops; ++loop)
+    if (sumsMap.isFunctionOfDim(loop) ||
+        (maskMap && maskMap.isFunctionOfDim(loop)))
       loops.push_back(loop);
-  auto renumber = [&](unsigned loop) {
-    return getAffineDimExpr(unsigned(llvm::find(loops, loop) - loops.begin()),
-                            ctx);
+  SmallVector<AffineExpr> renumbered(numLoops, getAffineConstantExpr(0, ctx));
+  for (auto [i, loop] : llvm::enumerate(loops))
+    renumbered[loop] = getAffineDimExpr(i, ctx);
+  auto renumber = [&](AffineMap map) {
+    return map.replaceDimsAndSymbols(renumbered, {}, loops.size(), 0);
   };
-  SmallVector<AffineExpr> t3In, t3Out, t3InEpilogue;
-  for (AffineExpr e : errorMap.getResults())
-    t3In.push_back(renumber(cast<AffineDimExpr>(e).getPosition()));
+  SmallVector<AffineExpr> t3Out, t3InEpilogue;
   SmallVector<int64_t> t3Shape;
   for (auto [position, e] : llvm::enumerate(outMap.getResults())) {
     unsigned loop = cast<AffineDimExpr>(e).getPosition();
-    if (!errorMap.isFunctionOfDim(loop))
+    if (!llvm::is_contained(loops, loop))
       continue;
-    t3Out.push_back(renumber(loop));
+    t3Out.push_back(renumbered[loop]);
     t3Shape.push_back(ranges[loop]);
     t3InEpilogue.push_back(getAffineDimExpr(position, ctx));
   }
   SmallVector<utils::IteratorType> t3Iterators;
   for (unsigned loop : loops)
     t3Iterators.push_back(op.getIteratorTypesArray()[loop]);
+  SmallVector<Value> t3Inputs = {sums};
+  SmallVector<AffineMap> t3Maps = {renumber(sumsMap)};
+  if (mask) {
+    t3Inputs.push_back(mask);
+    t3Maps.push_back(renumber(maskMap));
+  }
+  t3Maps.push_back(AffineMap::get(loops.size(), 0, t3Out, ctx));
   Value t3 =
       linalg::GenericOp::create(
-          b, loc, TypeRange{RankedTensorType::get(t3Shape, f32)}, ValueRange{v},
-          ValueRange{zeros(b, loc, t3Shape)},
-          ArrayRef<AffineMap>{AffineMap::get(loops.size(), 0, t3In, ctx),
-                              AffineMap::get(loops.size(), 0, t3Out, ctx)},
-          t3Iterators,
+          b, loc, TypeRange{RankedTensorType::get(t3Shape, f32)}, t3Inputs,
+          ValueRange{zeros(b, loc, t3Shape)}, t3Maps, t3Iterators,
           [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value term = a[0];
+            if (a.size() == 3)
+              term = arith::MulFOp::create(nb, nl, a[0], a[1]);
             linalg::YieldOp::create(
-                nb, nl, arith::AddFOp::create(nb, nl, a[1], a[0]).getResult());
+                nb, nl,
+                arith::AddFOp::create(nb, nl, a.back(), term).getResult());
           })
           .getResult(0);
 

@@ -205,3 +205,47 @@ func.func @uncentred_conv_input_grad(%dy: tensor<1x2x3x3xf32>, %c: tensor<2x3x3x
   } -> tensor<1x3x3x3xf32>
   return %y : tensor<1x3x3x3xf32>
 }
+
+// -----
+
+// A padded convolution's weight gradient dW = sum E * pad(A): the factor
+// is s c + l' m with m its 0/1 mask, so T1 reads the codes padded with
+// zeros and T3 = sum v * m. The mask varies along the padded positions
+// only (H, W): it is 1 x 1 x 7 x 7, read at 0 elsewhere; the batch, which
+// it does not read, is summed out of v first; C, which neither reads, is
+// not a loop of T3 (the epilogue broadcasts T3 along it).
+// CHECK-LABEL: func.func @padded_weight_grad(
+//       CHECK:   qtrain.quantize %{{.*}}, 4 role activation
+//       CHECK:   %[[CP:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+//       CHECK:   %[[T1:.*]] = linalg.generic {{.*}} ins(%[[CP]], %{{.*}} : tensor<2x3x7x7xf32>, tensor<2x4x5x5xf32>) {{.*}}qtrain.float_operands = [#qtrain.float<4, 3, 1>, #qtrain.float<5, 2, 1>]
+//       CHECK:   %[[MASK:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x7x7xf32>)
+//       CHECK:     linalg.index 2
+//       CHECK:     arith.cmpi sge, %{{.*}}, %c1
+//       CHECK:     arith.cmpi slt, %{{.*}}, %c6
+//       CHECK:     linalg.index 3
+//       CHECK:   %[[U:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<2x4x5x5xf32>) outs(%{{.*}} : tensor<4x5x5xf32>)
+//       CHECK:   %[[T3:.*]] = linalg.generic {indexing_maps = [#[[UMAP:.*]], #[[MMAP:.*]], #{{.*}}], iterator_types = ["reduction", "reduction", "parallel", "parallel", "parallel"]} ins(%[[U]], %[[MASK]] : tensor<4x5x5xf32>, tensor<1x1x7x7xf32>) outs(%{{.*}} : tensor<4x3x3xf32>)
+//       CHECK:     arith.mulf
+//       CHECK:   linalg.generic {{.*}} ins(%{{.*}}, %[[T1]], %[[T3]], %{{.*}}, %{{.*}}, %{{.*}} :
+//   CHECK-NOT:   qtrain.fake_quant
+#mAp = affine_map<(n, c, h, w, f, kh, kw) -> (n, c, h + kh, w + kw)>
+#mE2 = affine_map<(n, c, h, w, f, kh, kw) -> (n, f, h, w)>
+#mW2 = affine_map<(n, c, h, w, f, kh, kw) -> (f, c, kh, kw)>
+func.func @padded_weight_grad(%a: tensor<2x3x5x5xf32>, %dy: tensor<2x4x5x5xf32>, %init: tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> {
+  %e = qtrain.round_float %dy to <5, 2, 0> scaled(57344.0) role error : tensor<2x4x5x5xf32>
+  %c4 = arith.constant 4 : i32
+  %aq = qtrain.fake_quant %a, %c4 role activation rounding nearest_even granularity<per_tensor> : tensor<2x3x5x5xf32>
+  %zero = arith.constant 0.0 : f32
+  %ap = tensor.pad %aq low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<2x3x5x5xf32> to tensor<2x3x7x7xf32>
+  %y = linalg.generic {indexing_maps = [#mAp, #mE2, #mW2], iterator_types = ["reduction", "parallel", "reduction", "reduction", "parallel", "parallel", "parallel"]}
+      ins(%ap, %e : tensor<2x3x7x7xf32>, tensor<2x4x5x5xf32>) outs(%init : tensor<4x3x3x3xf32>) attrs = {qtrain.product = "weight_grad"} {
+  ^bb0(%x: f32, %g: f32, %acc: f32):
+    %p = arith.mulf %x, %g : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3x3x3xf32>
+  return %y : tensor<4x3x3x3xf32>
+}
