@@ -35,7 +35,7 @@
 # bit for bit), and the median step times are printed side by side (the
 # issue's goal: fp8 at least 1.6x the bf16 step).
 # Then for each bundle in device-carry/e5m2 (CPT 3-8 with errors in fp8
-# e5m2, its weight gradients on e5m2 x e4m3 and bf16): training on the GPU
+# e5m2, its weight and input gradients on e5m2 x e4m3 and bf16): training on the GPU
 # and on the CPU (the loss must fall on both), and its median step at 8 and
 # at 3-5 bits against the integer-error bundle's of the same model.
 # Everything goes to ${OUT:-.}/device-check.log. Each command has a time

@@ -10,7 +10,8 @@
 # and ConvNet, CPT 3-8/8, --target=cuda:sm_90; in mixed/, the same models
 # in fp32 with bf16 products; in formats/, LeNet under the
 # float formats of PAPERS.md section 4, its products on fp8, bf16 and f32;
-# in e5m2/, ConvNet with CPT's errors in fp8, --grad-format=e5m2; in
+# in e5m2/, ConvNet with CPT's errors in fp8, --grad-format=e5m2, and its
+# input gradients on fp8 too, --input-grad=fp8 (E5M2_INPUT_GRAD); in
 # serial/, LeNet with its reductions unsplit, --cuda-reduction-fan-in=0),
 # the first 25,600 training
 # and 2,000 test images of Fashion-MNIST (200 steps of batch 128) and the
@@ -52,12 +53,14 @@ for model in ${FORMAT_MODELS:-lenet}; do
   done
 done
 
-# CPT with fp8 errors (--grad-format=e5m2): the weight gradients on the
-# fp8 (e5m2 x e4m3, up to 5 bits) and bf16 tensor cores.
+# CPT with fp8 errors (--grad-format=e5m2): the weight gradients, and the
+# input gradients folded by --input-grad=fp8, on the fp8 (e5m2 x e4m3, up
+# to 5 bits) and bf16 tensor cores.
 mkdir -p "$carry/e5m2"
 for model in ${E5M2_MODELS:-convnet}; do
   "$build/bin/qtrain-compile" "$root/examples/models/$model.mlir" \
-    -o "$carry/e5m2/$model.qtb" --target=cuda:"$chip" --grad-format=e5m2
+    -o "$carry/e5m2/$model.qtb" --target=cuda:"$chip" --grad-format=e5m2 \
+    --input-grad="${E5M2_INPUT_GRAD:-fp8}"
 done
 # The step with every reduction on one thread per output (no split
 # reductions, --cuda-reduction-fan-in=0): what splitting them gains.
