@@ -11,11 +11,17 @@
 //    writes: every thread runs its part of each, and no thread can see
 //    another's part;
 //  - both run one block (a block's reduction of partial values, the
-//    one-thread arithmetic around it): the first's body, a barrier (which
-//    orders the block's memory accesses, global ones included), then the
-//    second's; a body of one thread runs on thread 0 only, with its thread
-//    ids 0 and its block size 1, and the workgroup buffers of both are the
-//    merged launch's.
+//    one-thread arithmetic around it, a correction's column sums): the
+//    first's body, a barrier (which orders the block's memory accesses,
+//    global ones included), then the second's, in a block of the larger
+//    size; a body of fewer threads runs on its first threads only, with
+//    its own block size (one thread: thread 0, its ids 0 and block size 1),
+//    and may hold no barrier; the workgroup buffers of both are the merged
+//    launch's;
+//  - both have the same block and one-dimensional grids of different
+//    sizes, and neither touches what the other writes: the larger grid
+//    runs both, the smaller body on its first blocks only (a block-uniform
+//    guard, so it may hold no barrier), with its own grid size.
 //
 //===----------------------------------------------------------------------===//
 
@@ -153,8 +159,8 @@ static std::optional<int64_t> singleBlockThreads(gpu::LaunchOp launch) {
 }
 
 /// Whether `second`, right after `first`, may run in the same block after
-/// a barrier: one block each, of the same threads or one of them one
-/// thread.
+/// a barrier: one block each; the one of fewer threads runs on the first
+/// of them, so it may hold no barrier (not every thread would reach it).
 static bool canMergeBlocks(gpu::LaunchOp first, gpu::LaunchOp second) {
   std::optional<int64_t> threads1 = singleBlockThreads(first);
   std::optional<int64_t> threads2 = singleBlockThreads(second);
@@ -165,9 +171,134 @@ static bool canMergeBlocks(gpu::LaunchOp first, gpu::LaunchOp second) {
         .walk([](CallOpInterface) { return WalkResult::interrupt(); })
         .wasInterrupted();
   };
-  return threads1 && threads2 &&
-         (*threads1 == *threads2 || *threads1 == 1 || *threads2 == 1) &&
-         !calls(first) && !calls(second);
+  auto barriers = [](gpu::LaunchOp launch) {
+    return launch.getBody()
+        .walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
+        .wasInterrupted();
+  };
+  if (!threads1 || !threads2 || calls(first) || calls(second))
+    return false;
+  return *threads1 == *threads2 ||
+         !barriers(*threads1 < *threads2 ? first : second);
+}
+
+/// The guard of a body of `threads` threads in a merged block of more: its
+/// first `threads` threads (thread 0 for one). Where the body's thread ids
+/// and block sizes were `ids` and `sizes` (the launch's arguments), the
+/// caller gives it those of `replacements`: for one thread, ids 0 and sizes
+/// 1; else its block size `threads` along x.
+static scf::IfOp guardThreads(IRRewriter &rewriter, Location loc, Value tidX,
+                              int64_t threads,
+                              SmallVectorImpl<Value> &replacements) {
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value inside;
+  if (threads == 1) {
+    inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                   tidX, zero);
+    replacements.assign({zero, zero, zero, one, one, one});
+  } else {
+    Value size = arith::ConstantIndexOp::create(rewriter, loc, threads);
+    inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                   tidX, size);
+    replacements.assign({Value(), Value(), Value(), size, Value(), Value()});
+  }
+  return scf::IfOp::create(rewriter, loc, inside, /*withElseRegion=*/false);
+}
+
+/// Whether `launch`'s body holds an op of `Ops`.
+template <typename... Ops> static bool holds(gpu::LaunchOp launch) {
+  return launch.getBody()
+      .walk([](Operation *op) {
+        return isa<Ops...>(op) ? WalkResult::interrupt()
+                               : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Whether `second`, right after `first`, may run in the same launch of
+/// the larger one-dimensional grid: the same block, different grid sizes,
+/// independent bodies, the smaller one without barriers, and both reading
+/// their ids and sizes only through the launch's arguments (which the
+/// smaller body's guard replaces).
+static bool canMergeGrids(gpu::LaunchOp first, gpu::LaunchOp second) {
+  for (gpu::LaunchOp launch : {first, second})
+    if (launch.hasClusterSize() || launch.getDynamicSharedMemorySize() ||
+        !launch.getAsyncDependencies().empty() || launch.getAsyncToken() ||
+        !launch.getPrivateAttributions().empty() ||
+        !launch.getBody().hasOneBlock() ||
+        holds<CallOpInterface, gpu::GridDimOp, gpu::BlockIdOp,
+              gpu::BlockDimOp, gpu::ThreadIdOp>(launch))
+      return false;
+  std::optional<SmallVector<int64_t, 6>> shape1 = launchShape(first);
+  std::optional<SmallVector<int64_t, 6>> shape2 = launchShape(second);
+  if (!shape1 || !shape2 || (*shape1)[0] == (*shape2)[0])
+    return false;
+  for (int64_t i : {1, 2})
+    if ((*shape1)[i] != 1 || (*shape2)[i] != 1)
+      return false;
+  for (int64_t i : {3, 4, 5})
+    if ((*shape1)[i] != (*shape2)[i])
+      return false;
+  gpu::LaunchOp smaller = (*shape1)[0] < (*shape2)[0] ? first : second;
+  return !holds<gpu::BarrierOp>(smaller) && independent(first, second);
+}
+
+/// Merges `first` into `second` (canMergeGrids): the larger grid, the
+/// smaller body under `blockIdx.x < its grid`, with its grid size; the
+/// workgroup buffers of both. No barrier: the bodies are independent.
+static void mergeGrids(IRRewriter &rewriter, gpu::LaunchOp first,
+                       gpu::LaunchOp second) {
+  int64_t grid1 = (*launchShape(first))[0];
+  int64_t grid2 = (*launchShape(second))[0];
+  Location loc = second.getLoc();
+  Block &into = second.getBody().front();
+  auto guard = [&](int64_t blocks) {
+    Value size = arith::ConstantIndexOp::create(rewriter, loc, blocks);
+    Value inside = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ult, second.getBlockIds().x, size);
+    return std::make_pair(
+        scf::IfOp::create(rewriter, loc, inside, /*withElseRegion=*/false),
+        size);
+  };
+  if (grid2 < grid1) {
+    second.getGridSizeXMutable().assign(first.getGridSizeX());
+    SmallVector<Operation *> body;
+    for (Operation &op : into.without_terminator())
+      body.push_back(&op);
+    rewriter.setInsertionPointToStart(&into);
+    auto [ifOp, size] = guard(grid2);
+    Operation *yield = ifOp.getThenRegion().front().getTerminator();
+    for (Operation *op : body)
+      op->moveBefore(yield);
+    scf::IfOp inner = ifOp;
+    rewriter.replaceUsesWithIf(
+        second.getGridSize().x, size,
+        [&](OpOperand &use) { return inner->isAncestor(use.getOwner()); });
+  }
+  Block &from = first.getBody().front();
+  SmallVector<Value> arguments(into.getArguments().take_front(12));
+  for (BlockArgument buffer : first.getWorkgroupAttributions())
+    arguments.push_back(
+        second.addWorkgroupAttribution(buffer.getType(), buffer.getLoc()));
+  rewriter.setInsertionPointToStart(&into);
+  Operation *at = &into.front();
+  if (grid1 < grid2) {
+    auto [ifOp, size] = guard(grid1);
+    arguments[6] = size; // the grid size along x
+    at = ifOp.getThenRegion().front().getTerminator();
+  }
+  rewriter.eraseOp(from.getTerminator());
+  rewriter.inlineBlockBefore(&from, at, arguments);
+  SmallVector<Operation *> deallocs;
+  for (Operation *op = first->getNextNode(); op != second;
+       op = op->getNextNode())
+    if (isa<gpu::DeallocOp>(op))
+      deallocs.push_back(op);
+  rewriter.eraseOp(first);
+  Operation *after = second->getNextNode();
+  for (Operation *dealloc : deallocs)
+    dealloc->moveBefore(after);
 }
 
 /// Whether the host op `op` may lie between two launches that merge: it
@@ -198,8 +329,8 @@ static void merge(IRRewriter &rewriter, gpu::LaunchOp first,
 }
 
 /// Merges two one-block launches (canMergeBlocks) at `second`: `first`'s
-/// body, a barrier, `second`'s body; a one-thread body under thread 0 when
-/// the other has more threads.
+/// body, a barrier, `second`'s body, in a block of the larger size; a body
+/// of fewer threads under guardThreads.
 static void mergeBlocks(IRRewriter &rewriter, gpu::LaunchOp first,
                         gpu::LaunchOp second) {
   int64_t threads1 = *singleBlockThreads(first);
@@ -207,20 +338,16 @@ static void mergeBlocks(IRRewriter &rewriter, gpu::LaunchOp first,
   Location loc = second.getLoc();
   Block &into = second.getBody().front();
   // The merged block's size; the second's buffers and ops stay as they
-  // are, and a one-thread second body goes under thread 0.
+  // are, and a smaller second body goes under its guard.
   if (threads2 < threads1) {
     second.getBlockSizeXMutable().assign(first.getBlockSizeX());
-    rewriter.setInsertionPointToStart(&into);
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     SmallVector<Operation *> body;
     for (Operation &op : into.without_terminator())
-      if (&op != zero.getDefiningOp() && &op != one.getDefiningOp())
-        body.push_back(&op);
-    Value leader = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::eq, second.getThreadIds().x, zero);
-    auto guard = scf::IfOp::create(rewriter, loc, leader,
-                                   /*withElseRegion=*/false);
+      body.push_back(&op);
+    rewriter.setInsertionPointToStart(&into);
+    SmallVector<Value> replacements;
+    scf::IfOp guard = guardThreads(rewriter, loc, second.getThreadIds().x,
+                                   threads2, replacements);
     Operation *yield = guard.getThenRegion().front().getTerminator();
     for (Operation *op : body)
       op->moveBefore(yield);
@@ -229,10 +356,12 @@ static void mergeBlocks(IRRewriter &rewriter, gpu::LaunchOp first,
     };
     gpu::KernelDim3 ids = second.getThreadIds();
     gpu::KernelDim3 sizes = second.getBlockSize();
-    for (Value id : {ids.x, ids.y, ids.z})
-      rewriter.replaceUsesWithIf(id, zero, inGuard);
-    for (Value size : {sizes.x, sizes.y, sizes.z})
-      rewriter.replaceUsesWithIf(size, one, inGuard);
+    for (auto [arg, replacement] :
+         llvm::zip_equal(SmallVector<Value>{ids.x, ids.y, ids.z, sizes.x,
+                                            sizes.y, sizes.z},
+                         replacements))
+      if (replacement)
+        rewriter.replaceUsesWithIf(arg, replacement, inGuard);
   }
   // The first's body before it, then a barrier.
   Block &from = first.getBody().front();
@@ -243,18 +372,16 @@ static void mergeBlocks(IRRewriter &rewriter, gpu::LaunchOp first,
   rewriter.setInsertionPointToStart(&into);
   gpu::BarrierOp barrier = gpu::BarrierOp::create(rewriter, loc);
   if (threads1 < threads2) {
-    // A one-thread first body runs on thread 0, as the one thread it was.
+    // A smaller first body runs on its first threads, with its own block
+    // size (one thread: thread 0, as the one thread it was).
     rewriter.setInsertionPoint(barrier);
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    for (unsigned i = 3; i < 6; ++i)
-      arguments[i] = zero;
-    for (unsigned i = 9; i < 12; ++i)
-      arguments[i] = one;
-    Value leader = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::eq, second.getThreadIds().x, zero);
-    auto guard = scf::IfOp::create(rewriter, loc, leader,
-                                   /*withElseRegion=*/false);
+    SmallVector<Value> replacements;
+    scf::IfOp guard = guardThreads(rewriter, loc, second.getThreadIds().x,
+                                   threads1, replacements);
+    // Block arguments 3-5 are the thread ids, 9-11 the block sizes.
+    for (auto [i, replacement] : llvm::enumerate(replacements))
+      if (replacement)
+        arguments[i < 3 ? 3 + i : 6 + i] = replacement;
     rewriter.eraseOp(from.getTerminator());
     rewriter.inlineBlockBefore(
         &from, guard.getThenRegion().front().getTerminator(), arguments);
@@ -285,13 +412,16 @@ void MergeLaunchesPass::runOnOperation() {
     gpu::LaunchOp open;
     for (Operation &op : llvm::make_early_inc_range(*block)) {
       auto launch = dyn_cast<gpu::LaunchOp>(&op);
-      if (launch && (isPlainLaunch(launch) || singleBlockThreads(launch))) {
+      if (launch && launch.getBody().hasOneBlock()) {
         if (open && isPlainLaunch(open) && isPlainLaunch(launch) &&
             canMerge(open, launch)) {
           merge(rewriter, open, launch);
           ++numMerged;
         } else if (open && canMergeBlocks(open, launch)) {
           mergeBlocks(rewriter, open, launch);
+          ++numMerged;
+        } else if (open && canMergeGrids(open, launch)) {
+          mergeGrids(rewriter, open, launch);
           ++numMerged;
         }
         open = launch;

@@ -3,8 +3,8 @@
 // A quantizer's scalars (docs/passes/merge-launches.md): three
 // one-thread launches with only device allocations, a dealloc and a view
 // between them become one launch at the last, running the three bodies in
-// their order; the dealloc moves after it. A launch of many threads, and
-// a host access, end a run.
+// their order; the dealloc moves after it. A launch of more blocks that
+// reads what the run wrote, and a host access, end a run.
 // CHECK-LABEL: func.func @scalars(
 // CHECK:         %[[LO:.*]] = gpu.alloc () : memref<f32>
 // CHECK:         %[[HI:.*]] = gpu.alloc () : memref<f32>
@@ -54,10 +54,14 @@ func.func @scalars(%x: memref<128xf32>, %flag: memref<f32>) -> f32 {
   gpu.dealloc %hi : memref<f32>
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %s[] : memref<f32>
+    memref.store %v, %x[%bx] : memref<128xf32>
     gpu.terminator
   }
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %z = arith.constant 0.0 : f32
+    memref.store %z, %s[] : memref<f32>
     gpu.terminator
   }
   %f = memref.load %flag[] : memref<f32>
@@ -216,5 +220,58 @@ func.func @one_block(%in: memref<64xf32>, %out: memref<64xf32>, %ids: memref<ind
     gpu.terminator
   }
   gpu.dealloc %sum : memref<f32>
+  return
+}
+
+// Independent launches of the same block and one-dimensional grids of
+// different sizes merge into the larger grid: the smaller body runs on its
+// first blocks, with its own grid size (here 2 of 8; the larger body keeps
+// its own, either first or second). A smaller body with a barrier, or two
+// that depend on each other, stay apart.
+// CHECK-LABEL: func.func @grids(
+// CHECK:         gpu.launch blocks(%[[BX:[^,]*]], {{.*}}) in (%[[GX:[^ ]*]] = %c8, {{.*}}) threads({{.*}}) in ({{.*}} = %c64,
+// CHECK:           %[[IN:.*]] = arith.cmpi ult, %[[BX]], %[[C2:.*]] : index
+// CHECK-NEXT:      scf.if %[[IN]] {
+// CHECK:             memref.store %{{.*}}, %{{.*}}[%[[BX]]] : memref<2xindex>
+// CHECK:           }
+// CHECK:           memref.store %[[GX]], %{{.*}}[%[[BX]]] : memref<8xindex>
+// CHECK:           gpu.terminator
+// CHECK-NEXT:    }
+// CHECK-NEXT:    gpu.launch blocks
+// CHECK:           gpu.barrier
+// CHECK:         gpu.launch blocks
+// CHECK:           memref.load %{{.*}} : memref<8xindex>
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @grids() {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %small = gpu.alloc () : memref<2xindex>
+  %large = gpu.alloc () : memref<8xindex>
+  %other = gpu.alloc () : memref<2xindex>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    memref.store %gx, %small[%bx] : memref<2xindex>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c8, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    memref.store %gx, %large[%bx] : memref<8xindex>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    gpu.barrier
+    memref.store %gx, %other[%bx] : memref<2xindex>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c8, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %v = memref.load %large[%bx] : memref<8xindex>
+    memref.store %v, %large[%bx] : memref<8xindex>
+    gpu.terminator
+  }
   return
 }

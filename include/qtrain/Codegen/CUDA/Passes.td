@@ -296,7 +296,13 @@ def MergeLaunchesPass : Pass<"qtrain-merge-launches", "::mlir::ModuleOp"> {
     - both have the same constant grid and block, and neither reads or
       writes a buffer the other writes (distinct device allocations; two
       arguments may be the same memory): every thread runs its part of
-      each, and no thread can see another's.
+      each, and no thread can see another's;
+    - both run one block: the first's body, a barrier, the second's, in a
+      block of the larger size; a body of fewer threads runs on its first
+      threads, with its own block size, and holds no barrier;
+    - both have the same block and one-dimensional grids of different
+      sizes, and they are independent: the larger grid, the smaller body
+      on its first blocks with its own grid size, holding no barrier.
 
     Runs merge one launch at a time (a merged launch is checked against the
     next as a whole). Launches with clusters, dynamic shared memory,
