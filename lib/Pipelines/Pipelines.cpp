@@ -225,8 +225,11 @@ static void buildCPUTensorPipeline(OpPassManager &pm) {
 }
 
 /// The buffer half of buildCPUBufferPipeline: bufferization, results as
-/// out-parameters, deallocation, buffers freed early.
-static void buildBufferizationPipeline(OpPassManager &pm) {
+/// out-parameters, deallocation, buffers freed early. `elementwiseWriters`
+/// lets elementwise code write out-parameters (the CUDA step, where each
+/// copy is a launch).
+static void buildBufferizationPipeline(OpPassManager &pm,
+                                       bool elementwiseWriters = false) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -236,7 +239,9 @@ static void buildBufferizationPipeline(OpPassManager &pm) {
   outParams.modifyPublicFunctions = true;
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  pm.addNestedPass<func::FuncOp>(createElideResultCopiesPass());
+  ElideResultCopiesPassOptions elide;
+  elide.elementwiseWriters = elementwiseWriters;
+  pm.addNestedPass<func::FuncOp>(createElideResultCopiesPass(elide));
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createFreeEarlyPass());
 }
@@ -335,7 +340,7 @@ LogicalResult mlir::qtrain::buildCUDAStepPipeline(
   // Every linalg op becomes a launch: chains of elementwise ops as one.
   pm.addPass(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
-  buildBufferizationPipeline(pm);
+  buildBufferizationPipeline(pm, /*elementwiseWriters=*/true);
   pm.addPass(createCopiesToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   // Products on the GEMM kernels (gathers and epilogues are linalg ops,

@@ -12,7 +12,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::qtrain {
 #define GEN_PASS_DEF_ELIDERESULTCOPIESPASS
@@ -42,6 +45,13 @@ bool isStepEntry(func::FuncOp fn) {
 /// differences in the step's bias gradients, seen as different losses). A
 /// callee sees an argument either way; a `llvm.noalias` argument is to LLVM
 /// what a fresh allocation is.
+memref::AllocOp elidableSource(func::FuncOp fn, memref::CopyOp copy);
+
+/// elementwise-writers: the buffer of `copy` when an elementwise generic
+/// writes it for the copy alone (elementwiseWriter), the copy's target
+/// being an argument of `fn` that only the copy uses.
+memref::AllocOp elementwiseSource(func::FuncOp fn, memref::CopyOp copy);
+
 memref::AllocOp elidableSource(func::FuncOp fn, memref::CopyOp copy) {
   auto target = dyn_cast<BlockArgument>(copy.getTarget());
   if (!target || target.getOwner() != &fn.getBody().front() ||
@@ -66,8 +76,59 @@ memref::AllocOp elidableSource(func::FuncOp fn, memref::CopyOp copy) {
   return alloc;
 }
 
+/// The root buffer of `v` through views.
+Value rootOf(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// elementwise-writers: whether `alloc`, copied by `copy`, is written by
+/// one elementwise linalg.generic right before the copy (nothing with
+/// memory effects between) for the copy alone, that does not read its
+/// output and whose other inputs are allocations of the function or read
+/// element for element (the output's map): that generic may then write the
+/// copy's target itself.
+bool elementwiseWriter(memref::AllocOp alloc, memref::CopyOp copy) {
+  Operation *prev = copy->getPrevNode();
+  while (prev && isMemoryEffectFree(prev))
+    prev = prev->getPrevNode();
+  auto writer = dyn_cast_or_null<linalg::GenericOp>(prev);
+  if (!writer || !alloc.getResult().hasNUses(2) ||
+      writer.getNumDpsInits() != 1 ||
+      writer.getDpsInits()[0] != alloc.getResult() ||
+      writer.getNumParallelLoops() != writer.getNumLoops() ||
+      !writer.hasPureBufferSemantics() ||
+      writer.payloadUsesValueFromOperand(writer.getDpsInitOperand(0)))
+    return false;
+  AffineMap outMap = writer.getMatchingIndexingMap(writer.getDpsInitOperand(0));
+  for (OpOperand *input : writer.getDpsInputOperands()) {
+    if (!isa<BaseMemRefType>(input->get().getType()) ||
+        isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
+            rootOf(input->get()).getDefiningOp()))
+      continue;
+    if (writer.getMatchingIndexingMap(input) != outMap ||
+        input->get().getType() != alloc.getType())
+      return false;
+  }
+  return true;
+}
+
+memref::AllocOp elementwiseSource(func::FuncOp fn, memref::CopyOp copy) {
+  auto target = dyn_cast<BlockArgument>(copy.getTarget());
+  if (!target || target.getOwner() != &fn.getBody().front() ||
+      !target.hasOneUse())
+    return {};
+  auto alloc = copy.getSource().getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc.getType() != target.getType() ||
+      !elementwiseWriter(alloc, copy))
+    return {};
+  return alloc;
+}
+
 struct ElideResultCopiesPass
     : mlir::qtrain::impl::ElideResultCopiesPassBase<ElideResultCopiesPass> {
+  using Base::Base;
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
     if (fn.isExternal())
@@ -81,6 +142,8 @@ struct ElideResultCopiesPass
     fn.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
     for (memref::CopyOp copy : copies) {
       memref::AllocOp alloc = elidableSource(fn, copy);
+      if (!alloc && elementwiseWriters)
+        alloc = elementwiseSource(fn, copy);
       if (!alloc)
         continue;
       Value target = copy.getTarget();

@@ -375,9 +375,8 @@ static void rewrite(ErrorProduct p, bool exactScale) {
     for (auto [position, lh] : llvm::enumerate(padding)) {
       bool padded = lh.first || lh.second;
       maskShape.push_back(padded ? operandType.getDimSize(position) : 1);
-      maskReads.push_back(padded
-                              ? maps[factorInput].getResult(position)
-                              : getAffineConstantExpr(0, ctx));
+      maskReads.push_back(padded ? maps[factorInput].getResult(position)
+                                 : getAffineConstantExpr(0, ctx));
     }
     maskMap = AffineMap::get(numLoops, 0, maskReads, ctx);
     unsigned maskRank = maskShape.size();
@@ -404,14 +403,15 @@ static void rewrite(ErrorProduct p, bool exactScale) {
                     nb, nl, cmp(arith::CmpIPredicate::sge, lh.first),
                     cmp(arith::CmpIPredicate::slt,
                         maskShape[d] - int64_t(lh.second)));
-                inside = inside ? arith::AndIOp::create(nb, nl, inside, in)
-                                      .getResult()
-                                : in;
+                inside =
+                    inside
+                        ? arith::AndIOp::create(nb, nl, inside, in).getResult()
+                        : in;
               }
-              Value one = arith::ConstantOp::create(nb, nl,
-                                                    nb.getF32FloatAttr(1.0f));
-              Value zero = arith::ConstantOp::create(nb, nl,
-                                                     nb.getF32FloatAttr(0.0f));
+              Value one =
+                  arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(1.0f));
+              Value zero =
+                  arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.0f));
               linalg::YieldOp::create(
                   nb, nl,
                   arith::SelectOp::create(nb, nl, inside, one, zero)

@@ -207,7 +207,8 @@ static scf::IfOp guardThreads(IRRewriter &rewriter, Location loc, Value tidX,
 }
 
 /// Whether `launch`'s body holds an op of `Ops`.
-template <typename... Ops> static bool holds(gpu::LaunchOp launch) {
+template <typename... Ops>
+static bool holds(gpu::LaunchOp launch) {
   return launch.getBody()
       .walk([](Operation *op) {
         return isa<Ops...>(op) ? WalkResult::interrupt()
@@ -227,8 +228,8 @@ static bool canMergeGrids(gpu::LaunchOp first, gpu::LaunchOp second) {
         !launch.getAsyncDependencies().empty() || launch.getAsyncToken() ||
         !launch.getPrivateAttributions().empty() ||
         !launch.getBody().hasOneBlock() ||
-        holds<CallOpInterface, gpu::GridDimOp, gpu::BlockIdOp,
-              gpu::BlockDimOp, gpu::ThreadIdOp>(launch))
+        holds<CallOpInterface, gpu::GridDimOp, gpu::BlockIdOp, gpu::BlockDimOp,
+              gpu::ThreadIdOp>(launch))
       return false;
   std::optional<SmallVector<int64_t, 6>> shape1 = launchShape(first);
   std::optional<SmallVector<int64_t, 6>> shape2 = launchShape(second);
@@ -356,10 +357,9 @@ static void mergeBlocks(IRRewriter &rewriter, gpu::LaunchOp first,
     };
     gpu::KernelDim3 ids = second.getThreadIds();
     gpu::KernelDim3 sizes = second.getBlockSize();
-    for (auto [arg, replacement] :
-         llvm::zip_equal(SmallVector<Value>{ids.x, ids.y, ids.z, sizes.x,
-                                            sizes.y, sizes.z},
-                         replacements))
+    for (auto [arg, replacement] : llvm::zip_equal(
+             SmallVector<Value>{ids.x, ids.y, ids.z, sizes.x, sizes.y, sizes.z},
+             replacements))
       if (replacement)
         rewriter.replaceUsesWithIf(arg, replacement, inGuard);
   }

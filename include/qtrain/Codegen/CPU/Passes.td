@@ -257,7 +257,24 @@ def ElideResultCopiesPass
     boundaries; the bundle's ABI passes distinct buffers
     (docs/bundle.md). Runs before the deallocation pipeline, which then has
     fewer buffers to free.
+
+    With `elementwise-writers` (the CUDA step, where every linalg op and
+    every copy is a kernel launch), the buffer may instead be written by
+    one elementwise `linalg.generic` right before the copy (only ops
+    without memory effects between them) that does not read its output:
+    the generic then writes the out-parameter. Each of its other inputs
+    must be a buffer that cannot be the out-parameter (an allocation of
+    the function) or be read with the output's indexing map, element for
+    element, so that even an input that is the out-parameter's memory is
+    read at each element before that element is written, by the same
+    iteration.
   }];
+  let options = [
+    Option<"elementwiseWriters", "elementwise-writers", "bool",
+           /*default=*/"false",
+           "Also let an elementwise linalg.generic right before the copy "
+           "write the out-parameter">,
+  ];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
   let statistics = [
     Statistic<"numElided", "elided", "Copies into out-parameters elided">,
