@@ -150,7 +150,8 @@ static FailureOr<ErrorProduct> match(linalg::LinalgOp op, ModuleOp module,
   }
   double half = double(int64_t(1) << (p.bits - 1));
   FloatAttr low, high;
-  p.centred = quant.getMin() && quant.getMax() &&
+  // (A `width` quantizer's second operand is its range's width: not this.)
+  p.centred = quant.getMin() && quant.getMax() && !quant.getWidth() &&
               matchPattern(quant.getMin(), m_Constant(&low)) &&
               matchPattern(quant.getMax(), m_Constant(&high)) &&
               low.getValueAsDouble() == -half &&

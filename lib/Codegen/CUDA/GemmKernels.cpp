@@ -50,6 +50,9 @@ static bool isError(Value v, Block *block) {
   QuantizedOperand traced = traceQuantizedOperand(v, options);
   if (traced.quant)
     return traced.quant.getRole() == Role::Error;
+  // A rounding may lie outside the kernel: the weight gradient's, shared
+  // with the input gradient (qtrain-form-kernels pulls it in only for
+  // input-grad-roundings). The kernel reads its e5m2 values either way.
   auto round = traced.source.getDefiningOp<RoundFloatOp>();
   return round && round.getRole() == Role::Error;
 }

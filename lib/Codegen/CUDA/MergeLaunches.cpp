@@ -158,6 +158,48 @@ static std::optional<int64_t> singleBlockThreads(gpu::LaunchOp launch) {
   return (*shape)[3];
 }
 
+/// Whether `launch`'s body holds an op of `Ops`.
+template <typename... Ops>
+static bool holds(gpu::LaunchOp launch) {
+  return launch.getBody()
+      .walk([](Operation *op) {
+        return isa<Ops...>(op) ? WalkResult::interrupt()
+                               : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Whether `launch`'s body may run under a guard of some of its threads or
+/// blocks, its ids and sizes replaced: no call (which could hide anything),
+/// no id or size read other than through the launch's arguments, and no
+/// warp- or block-collective op.
+static bool guardable(gpu::LaunchOp launch) {
+  return !holds<CallOpInterface, gpu::GridDimOp, gpu::BlockIdOp,
+                gpu::BlockDimOp, gpu::ThreadIdOp, gpu::ShuffleOp,
+                gpu::AllReduceOp, gpu::SubgroupReduceOp>(launch);
+}
+
+/// The bytes of `launch`'s workgroup buffers, if all are static.
+static std::optional<int64_t> workgroupBytes(gpu::LaunchOp launch) {
+  int64_t bytes = 0;
+  for (BlockArgument buffer : launch.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(buffer.getType());
+    if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+      return std::nullopt;
+    bytes += type.getNumElements() *
+             llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  }
+  return bytes;
+}
+
+/// Whether the workgroup buffers of both launches fit one block's static
+/// shared memory (48 KiB).
+static bool sharedMemoryFits(gpu::LaunchOp first, gpu::LaunchOp second) {
+  std::optional<int64_t> bytes1 = workgroupBytes(first);
+  std::optional<int64_t> bytes2 = workgroupBytes(second);
+  return bytes1 && bytes2 && *bytes1 + *bytes2 <= 48 * 1024;
+}
+
 /// Whether `second`, right after `first`, may run in the same block after
 /// a barrier: one block each; the one of fewer threads runs on the first
 /// of them, so it may hold no barrier (not every thread would reach it).
@@ -171,15 +213,13 @@ static bool canMergeBlocks(gpu::LaunchOp first, gpu::LaunchOp second) {
         .walk([](CallOpInterface) { return WalkResult::interrupt(); })
         .wasInterrupted();
   };
-  auto barriers = [](gpu::LaunchOp launch) {
-    return launch.getBody()
-        .walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
-        .wasInterrupted();
-  };
-  if (!threads1 || !threads2 || calls(first) || calls(second))
+  if (!threads1 || !threads2 || calls(first) || calls(second) ||
+      !sharedMemoryFits(first, second))
     return false;
-  return *threads1 == *threads2 ||
-         !barriers(*threads1 < *threads2 ? first : second);
+  if (*threads1 == *threads2)
+    return true;
+  gpu::LaunchOp smaller = *threads1 < *threads2 ? first : second;
+  return guardable(smaller) && !holds<gpu::BarrierOp>(smaller);
 }
 
 /// The guard of a body of `threads` threads in a merged block of more: its
@@ -206,17 +246,6 @@ static scf::IfOp guardThreads(IRRewriter &rewriter, Location loc, Value tidX,
   return scf::IfOp::create(rewriter, loc, inside, /*withElseRegion=*/false);
 }
 
-/// Whether `launch`'s body holds an op of `Ops`.
-template <typename... Ops>
-static bool holds(gpu::LaunchOp launch) {
-  return launch.getBody()
-      .walk([](Operation *op) {
-        return isa<Ops...>(op) ? WalkResult::interrupt()
-                               : WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
 /// Whether `second`, right after `first`, may run in the same launch of
 /// the larger one-dimensional grid: the same block, different grid sizes,
 /// independent bodies, the smaller one without barriers, and both reading
@@ -227,10 +256,10 @@ static bool canMergeGrids(gpu::LaunchOp first, gpu::LaunchOp second) {
     if (launch.hasClusterSize() || launch.getDynamicSharedMemorySize() ||
         !launch.getAsyncDependencies().empty() || launch.getAsyncToken() ||
         !launch.getPrivateAttributions().empty() ||
-        !launch.getBody().hasOneBlock() ||
-        holds<CallOpInterface, gpu::GridDimOp, gpu::BlockIdOp, gpu::BlockDimOp,
-              gpu::ThreadIdOp>(launch))
+        !launch.getBody().hasOneBlock() || !guardable(launch))
       return false;
+  if (!sharedMemoryFits(first, second))
+    return false;
   std::optional<SmallVector<int64_t, 6>> shape1 = launchShape(first);
   std::optional<SmallVector<int64_t, 6>> shape2 = launchShape(second);
   if (!shape1 || !shape2 || (*shape1)[0] == (*shape2)[0])

@@ -249,3 +249,27 @@ func.func @padded_weight_grad(%a: tensor<2x3x5x5xf32>, %dy: tensor<2x4x5x5xf32>,
   } -> tensor<4x3x3x3xf32>
   return %y : tensor<4x3x3x3xf32>
 }
+
+// -----
+
+// A `width` quantizer's second operand is its range's width: with the
+// constants -16 and 15 its scale is 15/31, not 1, so l' is not 0 and the
+// product keeps its column sums T3.
+// CHECK-LABEL: func.func @width_not_centred(
+//       CHECK:   qtrain.float_operands
+//       CHECK:   iterator_types = ["reduction", "parallel"]} ins(%{{.*}} : tensor<8x4xf32>) outs(%{{.*}} : tensor<4xf32>)
+func.func @width_not_centred(%dy: tensor<8x4xf32>, %c: tensor<8x16xf32>, %init: tensor<16x4xf32>) -> tensor<16x4xf32> {
+  %e = qtrain.round_float %dy to <5, 2, 0> scaled(57344.0) role error : tensor<8x4xf32>
+  %c5 = arith.constant 5 : i32
+  %lo = arith.constant -16.0 : f32
+  %w = arith.constant 15.0 : f32
+  %cq = qtrain.fake_quant %c, %c5 role activation rounding nearest_even granularity<per_tensor> range(%lo, %w : f32, f32) width : tensor<8x16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i)>, affine_map<(b, i, j) -> (b, j)>, affine_map<(b, i, j) -> (i, j)>], iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%cq, %e : tensor<8x16xf32>, tensor<8x4xf32>) outs(%init : tensor<16x4xf32>) attrs = {qtrain.product = "weight_grad"} {
+  ^bb0(%x: f32, %g: f32, %acc: f32):
+    %p = arith.mulf %x, %g : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<16x4xf32>
+  return %y : tensor<16x4xf32>
+}

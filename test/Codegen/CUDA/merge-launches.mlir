@@ -275,3 +275,46 @@ func.func @grids() {
   }
   return
 }
+
+// Kept apart: a smaller body that reads its thread id through
+// gpu.thread_id (its guard could not replace it), and one-block launches
+// whose workgroup buffers together pass 48 KiB. (That body merges with the
+// next launch of its own size, which needs no guard.)
+// CHECK-LABEL: func.func @unguardable(
+// CHECK:         gpu.launch blocks({{.*}}) threads({{.*}}) in ({{.*}} = %c256,
+// CHECK:         gpu.launch blocks({{.*}}) threads({{.*}}) in ({{.*}} = %c64,
+// CHECK:           gpu.thread_id
+// CHECK:           gpu.barrier
+// CHECK:         gpu.launch blocks
+// CHECK-NOT:     gpu.launch
+// CHECK:         return
+func.func @unguardable(%out: memref<256xindex>) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %a = gpu.alloc () : memref<256xindex>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    memref.store %sx, %a[%tx] : memref<256xindex>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %t = gpu.thread_id x
+    memref.store %t, %out[%t] : memref<256xindex>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%s1 : memref<8192xf32, #gpu.address_space<workgroup>>) {
+    gpu.barrier
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%s2 : memref<8192xf32, #gpu.address_space<workgroup>>) {
+    gpu.barrier
+    gpu.terminator
+  }
+  return
+}
