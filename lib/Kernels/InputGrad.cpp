@@ -255,6 +255,31 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op,
       mul);
   unsigned weightRank = weightType.getRank();
   double half = double(int64_t(1) << (bits - 1));
+  // The weight's codes plus `shift` as f32 (exact), moved like the weight
+  // was, behind a per-tensor quantizer on exactly [lo, hi]: with hi - lo =
+  // 2^b - 1 its scale is 1 and it returns its input.
+  auto weightFactor = [&](double shift, double lo, double hi) -> Value {
+    Value grid = buildElementwise(
+        b, loc, weightType.getShape(), f32, codes.getCodes(),
+        AffineMap::getMultiDimIdentityMap(weightRank, ctx),
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value c = arith::SIToFPOp::create(nb, nl, nb.getF32Type(), a[0]);
+          if (shift == 0.0)
+            return c;
+          Value h =
+              arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(shift));
+          return arith::AddFOp::create(nb, nl, c, h);
+        });
+    Value moved = cloneChain(b, w.chain, wq.getResult(), grid);
+    Value low = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(lo));
+    Value high = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(hi));
+    return FakeQuantOp::create(
+        b, wq.getLoc(), moved.getType(), moved, wq.getBits(), low, high,
+        Value(), Value(), wq.getRoleAttr(),
+        RoundingAttr::get(ctx, Rounding::NearestEven),
+        GranularityAttr::get(ctx, GranularityKind::PerTensor, std::nullopt),
+        b.getI64IntegerAttr(0), UnitAttr());
+  };
   // The error factor, the values its zero-point term sums and the factor
   // of the weight.
   Value error, dequantized, weight;
@@ -268,22 +293,7 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op,
         RoundFloatOp::create(b, round.getLoc(), scaled, round.getFormatAttr(),
                              round.getScaledMaxAttr(), round.getRoleAttr());
     error = cloneChain(b, e.chain, round.getResult(), dequantized);
-    Value centred = buildElementwise(
-        b, loc, weightType.getShape(), f32, codes.getCodes(),
-        AffineMap::getMultiDimIdentityMap(weightRank, ctx),
-        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          return arith::SIToFPOp::create(nb, nl, nb.getF32Type(), a[0]);
-        });
-    Value moved = cloneChain(b, w.chain, wq.getResult(), centred);
-    Value low = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(-half));
-    Value high =
-        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(half - 1.0));
-    weight = FakeQuantOp::create(
-        b, wq.getLoc(), moved.getType(), moved, wq.getBits(), low, high,
-        Value(), Value(), wq.getRoleAttr(),
-        RoundingAttr::get(ctx, Rounding::NearestEven),
-        GranularityAttr::get(ctx, GranularityKind::PerTensor, std::nullopt),
-        b.getI64IntegerAttr(0), UnitAttr());
+    weight = weightFactor(0.0, -half, half - 1.0);
   } else {
     FakeQuantOp eq = e.quant;
     Value scaledQ = FakeQuantOp::create(
@@ -321,27 +331,9 @@ linalg::LinalgOp intkernels::foldWeightScales(linalg::LinalgOp op,
               nb, nl, arith::MulFOp::create(nb, nl, q, a[1]), a[2]);
         });
 
-    // q_W = codes + 2^(b-1) (exact in f32), moved like the weight was, then
-    // quantized per tensor on [0, 2^b - 1] (the identity, which makes it a
-    // factor the integer rewrite takes).
-    Value grid = buildElementwise(
-        b, loc, weightType.getShape(), f32, codes.getCodes(),
-        AffineMap::getMultiDimIdentityMap(weightRank, ctx),
-        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          Value c = arith::SIToFPOp::create(nb, nl, nb.getF32Type(), a[0]);
-          Value h = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(half));
-          return arith::AddFOp::create(nb, nl, c, h);
-        });
-    Value moved = cloneChain(b, w.chain, wq.getResult(), grid);
-    Value low = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-    Value high = arith::ConstantOp::create(
-        b, loc, b.getF32FloatAttr(double((int64_t(1) << bits) - 1)));
-    weight = FakeQuantOp::create(
-        b, wq.getLoc(), moved.getType(), moved, wq.getBits(), low, high,
-        Value(), Value(), wq.getRoleAttr(),
-        RoundingAttr::get(ctx, Rounding::NearestEven),
-        GranularityAttr::get(ctx, GranularityKind::PerTensor, std::nullopt),
-        b.getI64IntegerAttr(0), UnitAttr());
+    // q_W = codes + 2^(b-1), quantized per tensor on [0, 2^b - 1] (the
+    // identity, which makes it a factor the integer rewrite takes).
+    weight = weightFactor(half, 0.0, double((int64_t(1) << bits) - 1));
   }
 
   IRMapping mapping;

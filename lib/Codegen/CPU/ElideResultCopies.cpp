@@ -47,12 +47,9 @@ bool isStepEntry(func::FuncOp fn) {
 /// what a fresh allocation is.
 memref::AllocOp elidableSource(func::FuncOp fn, memref::CopyOp copy);
 
-/// elementwise-writers: the buffer of `copy` when an elementwise generic
-/// writes it for the copy alone (elementwiseWriter), the copy's target
-/// being an argument of `fn` that only the copy uses.
-memref::AllocOp elementwiseSource(func::FuncOp fn, memref::CopyOp copy);
-
-memref::AllocOp elidableSource(func::FuncOp fn, memref::CopyOp copy) {
+/// The buffer `copy` copies into an argument of `fn` that only the copy
+/// uses: a memref.alloc of the argument's type in the copy's block.
+memref::AllocOp copiedBuffer(func::FuncOp fn, memref::CopyOp copy) {
   auto target = dyn_cast<BlockArgument>(copy.getTarget());
   if (!target || target.getOwner() != &fn.getBody().front() ||
       !target.hasOneUse())
@@ -61,6 +58,14 @@ memref::AllocOp elidableSource(func::FuncOp fn, memref::CopyOp copy) {
   if (!alloc || alloc.getType() != target.getType() ||
       alloc->getBlock() != copy->getBlock())
     return {};
+  return alloc;
+}
+
+memref::AllocOp elidableSource(func::FuncOp fn, memref::CopyOp copy) {
+  memref::AllocOp alloc = copiedBuffer(fn, copy);
+  if (!alloc)
+    return {};
+  auto target = cast<BlockArgument>(copy.getTarget());
   bool noAlias = static_cast<bool>(fn.getArgAttr(
       target.getArgNumber(), LLVM::LLVMDialect::getNoAliasAttrName()));
   Block *block = copy->getBlock();
@@ -114,14 +119,11 @@ bool elementwiseWriter(memref::AllocOp alloc, memref::CopyOp copy) {
   return true;
 }
 
+/// elementwise-writers: the buffer of `copy` when an elementwise generic
+/// writes it for the copy alone (elementwiseWriter).
 memref::AllocOp elementwiseSource(func::FuncOp fn, memref::CopyOp copy) {
-  auto target = dyn_cast<BlockArgument>(copy.getTarget());
-  if (!target || target.getOwner() != &fn.getBody().front() ||
-      !target.hasOneUse())
-    return {};
-  auto alloc = copy.getSource().getDefiningOp<memref::AllocOp>();
-  if (!alloc || alloc.getType() != target.getType() ||
-      !elementwiseWriter(alloc, copy))
+  memref::AllocOp alloc = copiedBuffer(fn, copy);
+  if (!alloc || !elementwiseWriter(alloc, copy))
     return {};
   return alloc;
 }

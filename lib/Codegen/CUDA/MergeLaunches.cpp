@@ -246,6 +246,43 @@ static scf::IfOp guardThreads(IRRewriter &rewriter, Location loc, Value tidX,
   return scf::IfOp::create(rewriter, loc, inside, /*withElseRegion=*/false);
 }
 
+/// Erases `first`, whose body now runs in `second`, and moves the
+/// deallocations between them after `second` (the merged kernel runs at
+/// `second`, so the runtime's pool must not hand their memory to an
+/// allocation it also uses).
+static void eraseMerged(IRRewriter &rewriter, gpu::LaunchOp first,
+                        gpu::LaunchOp second) {
+  SmallVector<Operation *> deallocs;
+  for (Operation *op = first->getNextNode(); op != second;
+       op = op->getNextNode())
+    if (isa<gpu::DeallocOp>(op))
+      deallocs.push_back(op);
+  rewriter.eraseOp(first);
+  Operation *after = second->getNextNode();
+  for (Operation *dealloc : deallocs)
+    dealloc->moveBefore(after);
+}
+
+/// Moves `body` (a launch body's ops but its terminator) into `guard`'s
+/// then-block.
+static void moveBodyInto(scf::IfOp guard, ArrayRef<Operation *> body) {
+  Operation *yield = guard.getThenRegion().front().getTerminator();
+  for (Operation *op : body)
+    op->moveBefore(yield);
+}
+
+/// The values `first`'s body takes inside `second`: `second`'s ids and
+/// sizes, then `first`'s workgroup buffers, added to `second`.
+static SmallVector<Value> argumentsInside(gpu::LaunchOp first,
+                                          gpu::LaunchOp second) {
+  SmallVector<Value> arguments(
+      second.getBody().front().getArguments().take_front(12));
+  for (BlockArgument buffer : first.getWorkgroupAttributions())
+    arguments.push_back(
+        second.addWorkgroupAttribution(buffer.getType(), buffer.getLoc()));
+  return arguments;
+}
+
 /// Whether `second`, right after `first`, may run in the same launch of
 /// the larger one-dimensional grid: the same block, different grid sizes,
 /// independent bodies, the smaller one without barriers, and both reading
@@ -298,19 +335,14 @@ static void mergeGrids(IRRewriter &rewriter, gpu::LaunchOp first,
       body.push_back(&op);
     rewriter.setInsertionPointToStart(&into);
     auto [ifOp, size] = guard(grid2);
-    Operation *yield = ifOp.getThenRegion().front().getTerminator();
-    for (Operation *op : body)
-      op->moveBefore(yield);
+    moveBodyInto(ifOp, body);
     scf::IfOp inner = ifOp;
     rewriter.replaceUsesWithIf(
         second.getGridSize().x, size,
         [&](OpOperand &use) { return inner->isAncestor(use.getOwner()); });
   }
   Block &from = first.getBody().front();
-  SmallVector<Value> arguments(into.getArguments().take_front(12));
-  for (BlockArgument buffer : first.getWorkgroupAttributions())
-    arguments.push_back(
-        second.addWorkgroupAttribution(buffer.getType(), buffer.getLoc()));
+  SmallVector<Value> arguments = argumentsInside(first, second);
   rewriter.setInsertionPointToStart(&into);
   Operation *at = &into.front();
   if (grid1 < grid2) {
@@ -320,15 +352,7 @@ static void mergeGrids(IRRewriter &rewriter, gpu::LaunchOp first,
   }
   rewriter.eraseOp(from.getTerminator());
   rewriter.inlineBlockBefore(&from, at, arguments);
-  SmallVector<Operation *> deallocs;
-  for (Operation *op = first->getNextNode(); op != second;
-       op = op->getNextNode())
-    if (isa<gpu::DeallocOp>(op))
-      deallocs.push_back(op);
-  rewriter.eraseOp(first);
-  Operation *after = second->getNextNode();
-  for (Operation *dealloc : deallocs)
-    dealloc->moveBefore(after);
+  eraseMerged(rewriter, first, second);
 }
 
 /// Whether the host op `op` may lie between two launches that merge: it
@@ -343,19 +367,11 @@ static bool isBetweenLaunches(Operation *op) {
 /// between them after `second` (the merged kernel runs at `second`).
 static void merge(IRRewriter &rewriter, gpu::LaunchOp first,
                   gpu::LaunchOp second) {
-  SmallVector<Operation *> deallocs;
-  for (Operation *op = first->getNextNode(); op != second;
-       op = op->getNextNode())
-    if (isa<gpu::DeallocOp>(op))
-      deallocs.push_back(op);
   Block &from = first.getBody().front();
   Block &into = second.getBody().front();
   rewriter.eraseOp(from.getTerminator());
   rewriter.inlineBlockBefore(&from, &into.front(), into.getArguments());
-  rewriter.eraseOp(first);
-  Operation *after = second->getNextNode();
-  for (Operation *dealloc : deallocs)
-    dealloc->moveBefore(after);
+  eraseMerged(rewriter, first, second);
 }
 
 /// Merges two one-block launches (canMergeBlocks) at `second`: `first`'s
@@ -378,9 +394,7 @@ static void mergeBlocks(IRRewriter &rewriter, gpu::LaunchOp first,
     SmallVector<Value> replacements;
     scf::IfOp guard = guardThreads(rewriter, loc, second.getThreadIds().x,
                                    threads2, replacements);
-    Operation *yield = guard.getThenRegion().front().getTerminator();
-    for (Operation *op : body)
-      op->moveBefore(yield);
+    moveBodyInto(guard, body);
     auto inGuard = [&](OpOperand &use) {
       return guard->isAncestor(use.getOwner());
     };
@@ -394,10 +408,7 @@ static void mergeBlocks(IRRewriter &rewriter, gpu::LaunchOp first,
   }
   // The first's body before it, then a barrier.
   Block &from = first.getBody().front();
-  SmallVector<Value> arguments(into.getArguments().take_front(12));
-  for (BlockArgument buffer : first.getWorkgroupAttributions())
-    arguments.push_back(
-        second.addWorkgroupAttribution(buffer.getType(), buffer.getLoc()));
+  SmallVector<Value> arguments = argumentsInside(first, second);
   rewriter.setInsertionPointToStart(&into);
   gpu::BarrierOp barrier = gpu::BarrierOp::create(rewriter, loc);
   if (threads1 < threads2) {
@@ -418,15 +429,7 @@ static void mergeBlocks(IRRewriter &rewriter, gpu::LaunchOp first,
     rewriter.eraseOp(from.getTerminator());
     rewriter.inlineBlockBefore(&from, barrier, arguments);
   }
-  SmallVector<Operation *> deallocs;
-  for (Operation *op = first->getNextNode(); op != second;
-       op = op->getNextNode())
-    if (isa<gpu::DeallocOp>(op))
-      deallocs.push_back(op);
-  rewriter.eraseOp(first);
-  Operation *after = second->getNextNode();
-  for (Operation *dealloc : deallocs)
-    dealloc->moveBefore(after);
+  eraseMerged(rewriter, first, second);
 }
 
 void MergeLaunchesPass::runOnOperation() {
