@@ -53,6 +53,22 @@ constexpr int kErrorBits = 8;
 constexpr uint32_t kStream = 1;
 using Variant = void (*)(float *, float *, float *, int64_t, int32_t, float *);
 
+/// The weight's grid per row (output channel) and its grid indices, as
+/// the runtime's quantizer makes them.
+bool weightGrids(const std::vector<float> &w, int bits,
+                 std::vector<rt::QuantGrid> &gw, std::vector<int64_t> &qw) {
+  gw.assign(kF, {});
+  qw.assign(kF * kC, 0);
+  for (int f = 0; f < kF; ++f) {
+    rt::FiniteRange r = rt::finiteRange(&w[f * kC], kC);
+    if (rt::makeQuantGrid(r.min, r.max, bits, gw[f]).failed())
+      return false;
+    for (int c = 0; c < kC; ++c)
+      qw[f * kC + c] = rt::quantIndexNearest(w[f * kC + c], gw[f]);
+  }
+  return true;
+}
+
 struct Reference {
   std::vector<float> exact;
   std::vector<double> method;
@@ -61,15 +77,10 @@ struct Reference {
 bool reference(const std::vector<float> &e, const std::vector<float> &w,
                const std::vector<float> &init, int bits, uint64_t seed,
                uint32_t step, Reference &out) {
-  std::vector<rt::QuantGrid> gw(kF);
-  std::vector<int64_t> qw(kF * kC);
-  for (int f = 0; f < kF; ++f) {
-    rt::FiniteRange r = rt::finiteRange(&w[f * kC], kC);
-    if (rt::makeQuantGrid(r.min, r.max, bits, gw[f]).failed())
-      return false;
-    for (int c = 0; c < kC; ++c)
-      qw[f * kC + c] = rt::quantIndexNearest(w[f * kC + c], gw[f]);
-  }
+  std::vector<rt::QuantGrid> gw;
+  std::vector<int64_t> qw;
+  if (!weightGrids(w, bits, gw, qw))
+    return false;
   std::vector<float> scaled(kM * kF);
   for (int m = 0; m < kM; ++m)
     for (int f = 0; f < kF; ++f)
@@ -162,17 +173,14 @@ bool bf16Reference(const std::vector<float> &e, const std::vector<float> &w,
 bool fp8Reference(const std::vector<float> &e, const std::vector<float> &w,
                   const std::vector<float> &init, int bits, bool folded,
                   std::vector<double> &out) {
-  std::vector<rt::QuantGrid> gw(kF);
+  std::vector<rt::QuantGrid> gw;
+  std::vector<int64_t> qw;
+  if (!weightGrids(w, bits, gw, qw))
+    return false;
   std::vector<float> wq(w.size());
-  for (int f = 0; f < kF; ++f) {
-    rt::FiniteRange r = rt::finiteRange(&w[f * kC], kC);
-    if (rt::makeQuantGrid(r.min, r.max, bits, gw[f]).failed())
-      return false;
+  for (int f = 0; f < kF; ++f)
     for (int c = 0; c < kC; ++c)
-      wq[f * kC + c] =
-          float(rt::quantIndexNearest(w[f * kC + c], gw[f])) * gw[f].scale +
-          gw[f].min;
-  }
+      wq[f * kC + c] = float(qw[f * kC + c]) * gw[f].scale + gw[f].min;
   std::vector<float> scaled(e), rounded(e.size());
   if (folded)
     for (int m = 0; m < kM; ++m)
